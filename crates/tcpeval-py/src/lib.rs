@@ -1,0 +1,25 @@
+//! Thin PyO3 binding: one call, JSON in, JSON out. No simulation logic lives here.
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// Run one simulation. `config_json` follows docs/engine-interface.md; returns the
+/// result document as a JSON string. The GIL is released while the engine runs.
+#[pyfunction]
+fn simulate(py: Python<'_>, config_json: &str) -> PyResult<String> {
+    let owned = config_json.to_owned();
+    py.allow_threads(move || tcpeval_sim::simulate_json(&owned))
+        .map_err(PyValueError::new_err)
+}
+
+/// Engine version, recorded in every result.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}
