@@ -1,0 +1,45 @@
+# tcpeval: build, test, demo and benchmark entry points.
+# Only python3 (>= 3.11) and cargo are needed; everything else is installed into .venv.
+PY      ?= python3
+VENV    := .venv
+VPY     := $(VENV)/bin/python
+STAMP   := $(VENV)/.tcpeval-setup
+RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
+
+.PHONY: setup demo test test-rust test-python bench lint validate clean
+
+setup: $(STAMP)
+
+$(VENV)/.deps: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q "maturin>=1.5,<2" numpy pandas pyarrow "pydantic>=2.5" typer rich matplotlib \
+		pytest hypothesis ruff
+	touch $@
+
+$(STAMP): $(VENV)/.deps $(RUST_SRC)
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
+		$(VENV)/bin/maturin develop --release -q
+	touch $@
+
+demo: setup
+	$(VENV)/bin/tcpeval demo
+
+test: setup test-rust test-python
+
+test-rust:
+	cargo test --workspace --exclude tcpeval-py -q
+
+test-python: setup
+	$(VENV)/bin/pytest python/tests
+
+bench: setup
+	cargo bench -p tcpeval-sim --bench scenarios
+	$(VPY) benches/bench.py
+
+lint: setup
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(VENV)/bin/ruff check python benches
+
+clean:
+	rm -rf target $(VENV)
