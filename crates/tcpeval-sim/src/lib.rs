@@ -1,1 +1,31 @@
-pub fn hello() {}
+//! tcpeval-sim: a packet-level discrete-event simulator of TCP congestion control.
+//!
+//! Layers, bottom up: `time` and `event` (a scheduler that knows nothing of
+//! networks), `net` (packets, queues, links, topologies), `tcp` (sender and
+//! receiver), `cc` (congestion-control algorithms behind one trait), `trace`
+//! (columnar recording) and `sim` (the event loop tying them together).
+
+pub mod cc;
+pub mod config;
+pub mod event;
+pub mod net;
+pub mod rng;
+pub mod sim;
+pub mod tcp;
+pub mod time;
+pub mod trace;
+
+pub use config::Config;
+pub use sim::{SimResult, Simulation};
+
+/// Run one simulation from a config and return its results.
+pub fn simulate(cfg: Config) -> Result<SimResult, String> {
+    Ok(Simulation::new(cfg)?.run())
+}
+
+/// JSON in, JSON out: the entry point of the Python binding.
+pub fn simulate_json(config_json: &str) -> Result<String, String> {
+    let cfg = Config::from_json(config_json)?;
+    let result = simulate(cfg)?;
+    serde_json::to_string(&result).map_err(|e| format!("serialising results: {e}"))
+}

@@ -1,0 +1,241 @@
+//! Congestion control: one small trait shaped like Linux `struct tcp_congestion_ops`
+//! (include/net/tcp.h), one file per algorithm, enum dispatch (no heap, no vtable).
+//!
+//! The sender owns loss detection and recovery (RFC 5681/6582/6675, PRR) and calls
+//! the algorithm at the same points Linux does:
+//! * `pkts_acked` for every ACK that delivers data, with the RTT sample;
+//! * `cong_avoid` when the window may grow (open state, cwnd-limited);
+//! * `ssthresh` once on entering recovery or loss; it returns the new value, as
+//!   ns-3's `GetSsThresh` does, instead of setting it;
+//! * `set_state` on every state change, `cwnd_event` for other events.
+//!
+//! Windows are in packets (segments), as in Linux.
+
+use crate::time::Time;
+use serde_json::{Map, Value};
+
+pub mod harness;
+pub mod reno;
+
+pub use reno::Reno;
+
+/// Linux TCP_INFINITE_SSTHRESH: ssthresh before the first loss.
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// The sender state a congestion-control module may read and write: the subset of
+/// Linux `struct tcp_sock` that the modules touch.
+#[derive(Clone, Debug)]
+pub struct CcState {
+    pub now: Time,
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    /// Linux `snd_cwnd_cnt`: fractional window growth, in acknowledged packets.
+    pub cwnd_cnt: u32,
+    /// Upper bound on cwnd (Linux `snd_cwnd_clamp`).
+    pub cwnd_clamp: u32,
+    pub mss: u32,
+    /// Smoothed RTT and the lowest RTT seen (0 until the first sample).
+    pub srtt: Time,
+    pub min_rtt: Time,
+    /// Packets in flight as Linux counts them.
+    pub in_flight: u32,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Total packets delivered (cumulatively acked or SACKed) so far.
+    pub delivered: u64,
+    /// Whether the flow has been using its window (Linux `tcp_is_cwnd_limited`).
+    pub cwnd_limited: bool,
+    /// Pacing rate requested by the algorithm, bytes per second (0 = no pacing).
+    pub pacing_rate: f64,
+}
+
+impl CcState {
+    pub fn new(initial_cwnd: u32, mss: u32) -> Self {
+        CcState {
+            now: 0,
+            cwnd: initial_cwnd,
+            ssthresh: INFINITE_SSTHRESH,
+            cwnd_cnt: 0,
+            cwnd_clamp: u32::MAX,
+            mss,
+            srtt: 0,
+            min_rtt: 0,
+            in_flight: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            delivered: 0,
+            cwnd_limited: true,
+            pacing_rate: 0.0,
+        }
+    }
+
+    /// Linux `tcp_in_slow_start`: strictly below ssthresh.
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// One ACK's delivery information (Linux `struct ack_sample`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckSample {
+    /// Packets newly delivered by this ACK (cumulatively acked plus newly SACKed).
+    pub acked: u32,
+    /// RTT sample from this ACK, if any.
+    pub rtt: Option<Time>,
+    /// Packets in flight before this ACK was processed.
+    pub in_flight: u32,
+}
+
+/// Linux `enum tcp_ca_state`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaState {
+    Open,
+    Disorder,
+    Cwr,
+    Recovery,
+    Loss,
+}
+
+/// Linux `enum tcp_ca_event` (the ones the simulator raises).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaEvent {
+    /// Reduction finished (end of recovery), cwnd set to ssthresh.
+    CompleteCwr,
+    /// Retransmission timeout.
+    Loss,
+    /// First transmission when nothing was in flight.
+    TxStart,
+}
+
+/// The congestion-control hooks. Only `ssthresh` and `cong_avoid` are required.
+pub trait CongestionOps {
+    /// Called once when the connection starts.
+    fn init(&mut self, _s: &mut CcState) {}
+    /// New ssthresh after a loss (called once per loss episode).
+    fn ssthresh(&mut self, s: &CcState) -> u32;
+    /// Grow the window: `acked` packets were newly delivered.
+    fn cong_avoid(&mut self, s: &mut CcState, acked: u32);
+    fn pkts_acked(&mut self, _s: &mut CcState, _sample: &AckSample) {}
+    fn set_state(&mut self, _s: &mut CcState, _state: CaState) {}
+    fn cwnd_event(&mut self, _s: &mut CcState, _event: CaEvent) {}
+}
+
+/// Linux `tcp_slow_start`: grow by one packet per packet acked, stopping at
+/// ssthresh; returns the acked packets left over for congestion avoidance.
+pub fn slow_start(s: &mut CcState, acked: u32) -> u32 {
+    let cwnd = s.cwnd.saturating_add(acked).min(s.ssthresh);
+    let left = acked - (cwnd - s.cwnd).min(acked);
+    s.cwnd = cwnd.min(s.cwnd_clamp);
+    left
+}
+
+/// Linux `tcp_cong_avoid_ai`: one packet per `w` packets acked, counting whole
+/// packets (not ACKs), so delayed ACKs do not slow growth.
+pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
+    let w = w.max(1);
+    if s.cwnd_cnt >= w {
+        s.cwnd_cnt = 0;
+        s.cwnd += 1;
+    }
+    s.cwnd_cnt += acked;
+    if s.cwnd_cnt >= w {
+        let delta = s.cwnd_cnt / w;
+        s.cwnd_cnt -= delta * w;
+        s.cwnd += delta;
+    }
+    s.cwnd = s.cwnd.min(s.cwnd_clamp);
+}
+
+/// Names accepted in scenarios, with aliases.
+pub const ALGORITHMS: &[&str] = &["reno", "newreno"];
+
+/// An algorithm instance; enum dispatch keeps per-flow state inline.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    Reno(Reno),
+}
+
+impl Cc {
+    /// Build an algorithm by scenario name with its parameters; unknown names or
+    /// parameters are errors that say what is allowed.
+    pub fn from_config(name: &str, params: &Map<String, Value>) -> Result<Cc, String> {
+        match name {
+            "reno" | "newreno" => {
+                no_params(name, params)?;
+                Ok(Cc::Reno(Reno))
+            }
+            _ => Err(format!("unknown algorithm '{name}'; allowed: {}", ALGORITHMS.join(", "))),
+        }
+    }
+
+    fn ops(&mut self) -> &mut dyn CongestionOps {
+        match self {
+            Cc::Reno(c) => c,
+        }
+    }
+}
+
+fn no_params(name: &str, params: &Map<String, Value>) -> Result<(), String> {
+    match params.keys().next() {
+        Some(k) => Err(format!("params.{k}: unknown parameter for {name}; it takes none")),
+        None => Ok(()),
+    }
+}
+
+impl CongestionOps for Cc {
+    fn init(&mut self, s: &mut CcState) {
+        self.ops().init(s)
+    }
+    fn ssthresh(&mut self, s: &CcState) -> u32 {
+        self.ops().ssthresh(s)
+    }
+    fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
+        self.ops().cong_avoid(s, acked)
+    }
+    fn pkts_acked(&mut self, s: &mut CcState, sample: &AckSample) {
+        self.ops().pkts_acked(s, sample)
+    }
+    fn set_state(&mut self, s: &mut CcState, state: CaState) {
+        self.ops().set_state(s, state)
+    }
+    fn cwnd_event(&mut self, s: &mut CcState, event: CaEvent) {
+        self.ops().cwnd_event(s, event)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_returns_the_rest() {
+        let mut s = CcState::new(10, 1448);
+        s.ssthresh = 12;
+        assert_eq!(slow_start(&mut s, 5), 3);
+        assert_eq!(s.cwnd, 12);
+    }
+
+    #[test]
+    fn cong_avoid_ai_adds_one_per_window_of_packets() {
+        let mut s = CcState::new(10, 1448);
+        for _ in 0..5 {
+            cong_avoid_ai(&mut s, 10, 2); // five delayed ACKs of 2 packets
+        }
+        assert_eq!((s.cwnd, s.cwnd_cnt), (11, 0));
+        cong_avoid_ai(&mut s, 11, 25); // a stretch ACK: 2 packets worth of growth
+        assert_eq!((s.cwnd, s.cwnd_cnt), (13, 3));
+    }
+
+    #[test]
+    fn unknown_algorithm_lists_the_valid_ones() {
+        let err = Cc::from_config("foo", &Map::new()).unwrap_err();
+        assert!(err.contains("reno"), "{err}");
+    }
+
+    #[test]
+    fn unknown_parameter_is_an_error() {
+        let mut p = Map::new();
+        p.insert("beta".into(), Value::from(0.8));
+        assert!(Cc::from_config("reno", &p).unwrap_err().contains("params.beta"));
+    }
+}

@@ -1,0 +1,148 @@
+//! A unidirectional link: an output queue, a serialiser at a fixed rate, and a
+//! propagation pipe. Packets on the pipe keep their order (fixed delay), so the link
+//! needs at most one pending event for departures and one for arrivals, whatever
+//! the number of packets in flight: the event heap stays as small as the topology.
+
+use super::packet::{Kind, Packet};
+use super::queue::{DropTail, Limit};
+use crate::rng::Rng;
+use crate::time::{tx_time_ps, Time};
+use std::collections::VecDeque;
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LinkCounters {
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub tx_data_packets: u64,
+    pub drops_random: u64,
+    /// Data packets dropped for any cause (for the conservation check).
+    pub data_drops: u64,
+    pub data_drop_bytes: u64,
+}
+
+/// What the simulation must schedule after a link operation.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LinkWake {
+    /// Schedule the link's next departure (serialiser free) at this time.
+    pub tx_done_at: Option<Time>,
+    /// Schedule the link's next arrival at the far end at this time.
+    pub arrive_at: Option<Time>,
+}
+
+pub struct Link {
+    pub name: String,
+    pub rate_bps: f64,
+    pub delay: Time,
+    /// Node at the far end.
+    pub to: u32,
+    pub queue: DropTail,
+    /// Random drop probability for data packets entering this link.
+    pub loss: f64,
+    rng: Rng,
+    /// The serialiser is busy until this time, kept in picoseconds so that rates
+    /// that do not divide a packet into whole nanoseconds do not drift.
+    busy_until_ps: u128,
+    tx_done_pending: bool,
+    pipe: VecDeque<(Time, Packet)>,
+    pub counters: LinkCounters,
+}
+
+impl Link {
+    pub fn new(name: &str, rate_bps: f64, delay: Time, to: u32, limit: Limit, rng: Rng) -> Self {
+        Link {
+            name: name.to_string(),
+            rate_bps,
+            delay,
+            to,
+            queue: DropTail::new(limit),
+            loss: 0.0,
+            rng,
+            busy_until_ps: 0,
+            tx_done_pending: false,
+            pipe: VecDeque::with_capacity(256),
+            counters: LinkCounters::default(),
+        }
+    }
+
+    fn busy_until(&self) -> Time {
+        self.busy_until_ps.div_ceil(1000) as Time
+    }
+
+    /// Start serialising `p` now (the serialiser must be free) and put it on the pipe.
+    fn transmit(&mut self, p: Packet, now: Time, wake: &mut LinkWake) {
+        let start_ps = self.busy_until_ps.max(now as u128 * 1000);
+        self.busy_until_ps = start_ps + tx_time_ps(p.wire_bytes, self.rate_bps) as u128;
+        self.counters.tx_bytes += p.wire_bytes as u64;
+        self.counters.tx_packets += 1;
+        if p.kind == Kind::Data {
+            self.counters.tx_data_packets += 1;
+        }
+        let arrive = self.busy_until() + self.delay;
+        if self.pipe.is_empty() {
+            wake.arrive_at = Some(arrive);
+        }
+        self.pipe.push_back((arrive, p));
+    }
+
+    /// A packet offered to the link by the node at its near end.
+    pub fn offer(&mut self, p: Packet, now: Time) -> LinkWake {
+        let mut wake = LinkWake::default();
+        if self.loss > 0.0 && p.kind == Kind::Data && self.rng.bernoulli(self.loss) {
+            self.queue.stats.arrivals += 1;
+            self.counters.drops_random += 1;
+            self.counters.data_drops += 1;
+            self.counters.data_drop_bytes += p.payload as u64;
+            return wake;
+        }
+        if !self.tx_done_pending && self.busy_until() <= now && self.queue.is_empty() {
+            self.queue.stats.arrivals += 1;
+            self.transmit(p, now, &mut wake);
+        } else if !self.queue.enqueue(p, now) {
+            if p.kind == Kind::Data {
+                self.counters.data_drops += 1;
+                self.counters.data_drop_bytes += p.payload as u64;
+            }
+        } else if !self.tx_done_pending {
+            self.tx_done_pending = true;
+            wake.tx_done_at = Some(self.busy_until());
+        }
+        wake
+    }
+
+    /// The serialiser finished a packet: start the next queued one, if any.
+    pub fn on_tx_done(&mut self, now: Time) -> LinkWake {
+        let mut wake = LinkWake::default();
+        self.tx_done_pending = false;
+        if let Some(p) = self.queue.dequeue(now) {
+            self.transmit(p, now, &mut wake);
+            if !self.queue.is_empty() {
+                self.tx_done_pending = true;
+                wake.tx_done_at = Some(self.busy_until());
+            }
+        }
+        wake
+    }
+
+    /// The head of the pipe reached the far end: hand it over and report when the
+    /// next one arrives.
+    pub fn on_arrive(&mut self) -> (Packet, Option<Time>) {
+        let (_, p) = self.pipe.pop_front().expect("arrival event with an empty pipe");
+        (p, self.pipe.front().map(|(t, _)| *t))
+    }
+
+    /// Packets on the wire or being serialised (not yet at the far end).
+    pub fn in_pipe(&self) -> usize {
+        self.pipe.len()
+    }
+
+    /// Data packets and payload bytes queued or on the wire (for conservation checks).
+    pub fn data_in_transit(&self) -> (u64, u64) {
+        let data = self.queue.iter().chain(self.pipe.iter().map(|(_, p)| p)).filter(|p| p.kind == Kind::Data);
+        data.fold((0, 0), |(n, b), p| (n + 1, b + p.payload as u64))
+    }
+
+    /// Drops of any cause.
+    pub fn drops(&self) -> u64 {
+        self.queue.stats.drops + self.counters.drops_random
+    }
+}

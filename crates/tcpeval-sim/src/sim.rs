@@ -1,0 +1,477 @@
+//! The simulation: builds the topology and endpoints from a `Config`, runs the
+//! event loop, and records the columnar results. This is the only module that
+//! knows both the scheduler and the network.
+
+use crate::cc::Cc;
+use crate::config::Config;
+use crate::event::Scheduler;
+use crate::net::topology::{dumbbell, DumbbellSpec, NodeKind, Topology};
+use crate::net::{Kind, Limit, LinkWake, Packet};
+use crate::tcp::{Receiver, ReceiverConfig, Sender, SenderConfig};
+use crate::time::Time;
+use crate::trace::{FlowIntervals, FlowTrace, LinkIntervals, LinkMark, QueueTrace};
+use serde::Serialize;
+
+/// Bytes of IP + TCP header with the timestamp option (20 + 20 + 12); the
+/// remainder of the MTU is the MSS (1500 - 52 = 1448, Linux's usual MSS).
+pub const ACK_BYTES: u32 = 52;
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    TxDone(u32),
+    Arrive(u32),
+    Rto(u32),
+    DelAck(u32),
+    Start(u32),
+    Report,
+    Sample,
+}
+
+#[derive(Serialize)]
+pub struct FlowSummary {
+    pub id: u32,
+    pub cc: String,
+    pub rtt_ns: u64,
+    pub start_ns: u64,
+    pub bytes_delivered: u64,
+    pub bytes_sent: u64,
+    pub segments_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub recoveries: u64,
+    pub completed_ns: Option<u64>,
+}
+
+#[derive(Serialize)]
+pub struct LinkSummary {
+    pub name: String,
+    pub capacity_bps: f64,
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub tx_data_packets: u64,
+    pub arrivals: u64,
+    pub drops_overflow: u64,
+    pub drops_random: u64,
+    pub mean_queue_pkts: f64,
+    pub mean_queue_bytes: f64,
+    pub max_queue_pkts: u64,
+}
+
+#[derive(Serialize)]
+pub struct SimInfo {
+    pub events: u64,
+    pub packets: u64,
+    pub end_ns: u64,
+}
+
+#[derive(Serialize)]
+pub struct SimResult {
+    pub flows: Vec<FlowSummary>,
+    pub intervals: FlowIntervals,
+    pub trace: FlowTrace,
+    pub link_intervals: LinkIntervals,
+    pub queue: QueueTrace,
+    pub links: Vec<LinkSummary>,
+    pub sim: SimInfo,
+}
+
+pub struct Simulation {
+    cfg: Config,
+    sched: Scheduler<Ev>,
+    topo: Topology,
+    senders: Vec<Sender>,
+    receivers: Vec<Receiver>,
+    rto_event: Vec<Option<Time>>,
+    delack_event: Vec<Option<Time>>,
+    out: Vec<Packet>,
+    intervals: FlowIntervals,
+    trace: FlowTrace,
+    link_intervals: LinkIntervals,
+    queue_trace: QueueTrace,
+    delivered_mark: Vec<u64>,
+    link_marks: Vec<LinkMark>,
+    last_report: Time,
+}
+
+fn limit(pkts: Option<u64>, bytes: Option<u64>) -> Limit {
+    match (pkts, bytes) {
+        (Some(p), _) => Limit::Packets(p),
+        (None, Some(b)) => Limit::Bytes(b),
+        (None, None) => unreachable!("validated: one of packets or bytes"),
+    }
+}
+
+impl Simulation {
+    pub fn new(cfg: Config) -> Result<Simulation, String> {
+        cfg.validate()?;
+        let net = &cfg.network;
+        let spec = DumbbellSpec {
+            bottleneck_rate_bps: net.bottleneck_rate_bps,
+            bottleneck_delay: net.bottleneck_delay_ns,
+            forward_limit: limit(net.buffer_pkts, net.buffer_bytes),
+            reverse_limit: limit(net.reverse_buffer_pkts, net.reverse_buffer_bytes),
+            loss: net.loss,
+            access_rate_bps: net.access_rate_bps,
+            access_delays: cfg.flows.iter().map(|f| f.rtt_ns / 2 - net.bottleneck_delay_ns).collect(),
+        };
+        let topo = dumbbell(&spec, cfg.seed);
+        let mut senders = Vec::new();
+        let mut receivers = Vec::new();
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let (s_node, r_node) = topo.endpoints[i];
+            let cc = Cc::from_config(&f.cc, &f.params).map_err(|e| format!("flows[{i}].cc: {e}"))?;
+            let max_window = f.max_window_bytes.map_or(u64::MAX, |w| w / f.mss as u64);
+            senders.push(Sender::new(
+                SenderConfig {
+                    flow: i as u32,
+                    dst: r_node,
+                    mss: f.mss,
+                    header_bytes: f.mtu - f.mss,
+                    total_bytes: f.bytes,
+                    max_window,
+                    sack: f.sack,
+                    initial_cwnd: f.initial_cwnd,
+                },
+                cc,
+            ));
+            receivers.push(Receiver::new(ReceiverConfig {
+                flow: i as u32,
+                dst: s_node,
+                mss: f.mss,
+                total_bytes: f.bytes,
+                delayed_ack: f.delayed_ack,
+                delack_timeout: f.delack_timeout_ns,
+                ack_bytes: f.mtu - f.mss,
+            }));
+        }
+        let n = cfg.flows.len();
+        let n_links = topo.monitored.len();
+        let mut sim = Simulation {
+            sched: Scheduler::new(),
+            topo,
+            senders,
+            receivers,
+            rto_event: vec![None; n],
+            delack_event: vec![None; n],
+            out: Vec::with_capacity(64),
+            intervals: FlowIntervals::default(),
+            trace: FlowTrace::default(),
+            link_intervals: LinkIntervals::default(),
+            queue_trace: QueueTrace::default(),
+            delivered_mark: vec![0; n],
+            link_marks: vec![LinkMark::default(); n_links],
+            last_report: 0,
+            cfg,
+        };
+        for (i, f) in sim.cfg.flows.iter().enumerate() {
+            sim.sched.at(f.start_ns, Ev::Start(i as u32));
+        }
+        sim.sched.at(sim.cfg.interval_ns, Ev::Report);
+        sim.sched.at(0, Ev::Sample);
+        Ok(sim)
+    }
+
+    /// Run to the configured duration and return the results.
+    pub fn run(mut self) -> SimResult {
+        let end = self.cfg.duration_ns;
+        while let Some(ev) = self.sched.pop_until(end) {
+            self.handle(ev);
+        }
+        self.finish()
+    }
+
+    /// Finish a run driven by `run_until` and return its results.
+    pub fn run_result(mut self) -> SimResult {
+        let end = self.cfg.duration_ns;
+        self.run_until(end);
+        self.finish()
+    }
+
+    /// Run until `until` (for tests that inspect the state mid-run).
+    pub fn run_until(&mut self, until: Time) {
+        while let Some(ev) = self.sched.pop_until(until) {
+            self.handle(ev);
+        }
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        let now = self.sched.now();
+        match ev {
+            Ev::TxDone(l) => {
+                let wake = self.topo.links[l as usize].on_tx_done(now);
+                self.wake_link(l, wake);
+            }
+            Ev::Arrive(l) => {
+                let link = &mut self.topo.links[l as usize];
+                let to = link.to;
+                let (p, next) = link.on_arrive();
+                if let Some(t) = next {
+                    self.sched.at(t, Ev::Arrive(l));
+                }
+                self.deliver(to, p);
+            }
+            Ev::Rto(f) => self.on_rto_event(f as usize, now),
+            Ev::DelAck(f) => self.on_delack_event(f as usize, now),
+            Ev::Start(f) => {
+                let mut out = std::mem::take(&mut self.out);
+                self.senders[f as usize].start(now, &mut out);
+                self.flush(f as usize, out);
+            }
+            Ev::Report => self.report(now),
+            Ev::Sample => self.sample(now),
+        }
+    }
+
+    fn wake_link(&mut self, l: u32, wake: LinkWake) {
+        if let Some(t) = wake.tx_done_at {
+            self.sched.at(t, Ev::TxDone(l));
+        }
+        if let Some(t) = wake.arrive_at {
+            self.sched.at(t, Ev::Arrive(l));
+        }
+    }
+
+    fn send_on(&mut self, l: u32, p: Packet) {
+        let now = self.sched.now();
+        let wake = self.topo.links[l as usize].offer(p, now);
+        self.wake_link(l, wake);
+    }
+
+    fn deliver(&mut self, node: u32, p: Packet) {
+        let now = self.sched.now();
+        match self.topo.nodes[node as usize].kind {
+            NodeKind::Router => {
+                let l = self.topo.next_link(node, p.dst);
+                self.send_on(l, p);
+            }
+            NodeKind::Receiver(f) => {
+                debug_assert_eq!(p.kind, Kind::Data);
+                if let Some(ack) = self.receivers[f as usize].on_data(&p, now) {
+                    let l = self.topo.nodes[node as usize].out;
+                    self.send_on(l, ack);
+                }
+                self.sync_delack(f as usize);
+            }
+            NodeKind::Sender(f) => {
+                let mut out = std::mem::take(&mut self.out);
+                self.senders[f as usize].on_ack(&p, now, &mut out);
+                self.flush(f as usize, out);
+            }
+        }
+    }
+
+    /// Put a sender's packets on its interface and keep its timer scheduled.
+    fn flush(&mut self, f: usize, mut out: Vec<Packet>) {
+        let nic = self.topo.nodes[self.topo.endpoints[f].0 as usize].out;
+        for p in out.drain(..) {
+            self.send_on(nic, p);
+        }
+        self.out = out;
+        self.sync_rto(f);
+    }
+
+    /// Timers are lazy: at most one live event per timer; a deadline moved later is
+    /// re-scheduled when the earlier event fires.
+    fn sync_rto(&mut self, f: usize) {
+        if let Some(d) = self.senders[f].rto_deadline {
+            if self.rto_event[f].is_none_or(|t| t > d) {
+                self.rto_event[f] = Some(d);
+                self.sched.at(d, Ev::Rto(f as u32));
+            }
+        }
+    }
+
+    fn on_rto_event(&mut self, f: usize, now: Time) {
+        if self.rto_event[f] != Some(now) {
+            return; // superseded by an earlier event
+        }
+        self.rto_event[f] = None;
+        match self.senders[f].rto_deadline {
+            Some(d) if d <= now => {
+                let mut out = std::mem::take(&mut self.out);
+                self.senders[f].on_rto(now, &mut out);
+                self.flush(f, out);
+            }
+            _ => self.sync_rto(f),
+        }
+    }
+
+    fn sync_delack(&mut self, f: usize) {
+        if let Some(d) = self.receivers[f].delack_deadline {
+            if self.delack_event[f].is_none_or(|t| t > d) {
+                self.delack_event[f] = Some(d);
+                self.sched.at(d, Ev::DelAck(f as u32));
+            }
+        }
+    }
+
+    fn on_delack_event(&mut self, f: usize, now: Time) {
+        if self.delack_event[f] != Some(now) {
+            return;
+        }
+        self.delack_event[f] = None;
+        if let Some(ack) = self.receivers[f].on_delack_timer(now) {
+            let node = self.topo.endpoints[f].1;
+            let l = self.topo.nodes[node as usize].out;
+            self.send_on(l, ack);
+        }
+        self.sync_delack(f);
+    }
+
+    // ----- recording --------------------------------------------------------------
+
+    fn report(&mut self, now: Time) {
+        for (f, r) in self.receivers.iter().enumerate() {
+            self.intervals.t_ns.push(now);
+            self.intervals.flow.push(f as u32);
+            self.intervals.delivered_bytes.push(r.delivered_bytes - self.delivered_mark[f]);
+            self.delivered_mark[f] = r.delivered_bytes;
+        }
+        let span = (now - self.last_report) as f64;
+        for (k, &l) in self.topo.monitored.iter().enumerate() {
+            let link = &mut self.topo.links[l as usize];
+            link.queue.advance(now);
+            let mark = LinkMark {
+                tx_bytes: link.counters.tx_bytes,
+                tx_packets: link.counters.tx_packets,
+                arrivals: link.queue.stats.arrivals,
+                drops: link.drops(),
+                area_pkts: link.queue.stats.area_pkts,
+            };
+            let prev = std::mem::replace(&mut self.link_marks[k], mark);
+            let li = &mut self.link_intervals;
+            li.t_ns.push(now);
+            li.link.push(link.name.clone());
+            li.tx_bytes.push(mark.tx_bytes - prev.tx_bytes);
+            li.tx_packets.push(mark.tx_packets - prev.tx_packets);
+            li.arrivals.push(mark.arrivals - prev.arrivals);
+            li.drops.push(mark.drops - prev.drops);
+            li.queue_pkts_mean.push((mark.area_pkts - prev.area_pkts) / span.max(1.0));
+        }
+        self.last_report = now;
+        if now + self.cfg.interval_ns <= self.cfg.duration_ns {
+            self.sched.at(now + self.cfg.interval_ns, Ev::Report);
+        }
+    }
+
+    fn sample(&mut self, now: Time) {
+        for (f, s) in self.senders.iter().enumerate() {
+            if self.cfg.flows[f].start_ns > now {
+                continue;
+            }
+            let t = &mut self.trace;
+            t.t_ns.push(now);
+            t.flow.push(f as u32);
+            t.cwnd_pkts.push(s.s.cwnd);
+            t.ssthresh_pkts.push(s.s.ssthresh);
+            t.srtt_ns.push(s.rtt.srtt);
+            t.inflight_pkts.push(s.in_flight());
+        }
+        for &l in &self.topo.monitored {
+            let link = &self.topo.links[l as usize];
+            self.queue_trace.t_ns.push(now);
+            self.queue_trace.link.push(link.name.clone());
+            self.queue_trace.queue_pkts.push(link.queue.len() as u64);
+            self.queue_trace.queue_bytes.push(link.queue.bytes());
+        }
+        if now + self.cfg.trace_interval_ns <= self.cfg.duration_ns {
+            self.sched.at(now + self.cfg.trace_interval_ns, Ev::Sample);
+        }
+    }
+
+    /// Conservation: every payload byte a sender transmitted has arrived at its
+    /// receiver, been dropped, or is still in a queue or on a wire; and each
+    /// receiver has delivered exactly the bytes below its cumulative point.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let sent: u64 = self.senders.iter().map(|s| s.counters.bytes_sent).sum();
+        let received: u64 = self.receivers.iter().map(|r| r.received_bytes).sum();
+        let dropped: u64 = self.topo.links.iter().map(|l| l.counters.data_drop_bytes).sum();
+        let in_transit: u64 = self.topo.links.iter().map(|l| l.data_in_transit().1).sum();
+        if sent != received + dropped + in_transit {
+            return Err(format!("bytes sent {sent} != received {received} + dropped {dropped} + in transit {in_transit}"));
+        }
+        for (f, (s, r)) in self.senders.iter().zip(&self.receivers).enumerate() {
+            s.check_invariants().map_err(|e| format!("flow {f}: {e}"))?;
+            if s.snd_una() > r.rcv_nxt {
+                return Err(format!("flow {f}: snd_una {} beyond rcv_nxt {}", s.snd_una(), r.rcv_nxt));
+            }
+            let fc = &self.cfg.flows[f];
+            let expect = fc.bytes.map_or(r.rcv_nxt * fc.mss as u64, |b| b.min(r.rcv_nxt * fc.mss as u64));
+            if r.delivered_bytes != expect {
+                return Err(format!("flow {f}: delivered {} bytes, expected {expect}", r.delivered_bytes));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn sender(&self, f: usize) -> &Sender {
+        &self.senders[f]
+    }
+
+    pub fn receiver(&self, f: usize) -> &Receiver {
+        &self.receivers[f]
+    }
+
+    pub fn events(&self) -> u64 {
+        self.sched.processed()
+    }
+
+    fn finish(mut self) -> SimResult {
+        let end = self.sched.now().max(self.cfg.duration_ns);
+        let flows = self
+            .cfg
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let s = &self.senders[i];
+                FlowSummary {
+                    id: i as u32,
+                    cc: f.cc.clone(),
+                    rtt_ns: f.rtt_ns,
+                    start_ns: f.start_ns,
+                    bytes_delivered: self.receivers[i].delivered_bytes,
+                    bytes_sent: s.counters.bytes_sent,
+                    segments_sent: s.counters.segments_sent,
+                    retransmits: s.counters.retransmits,
+                    timeouts: s.counters.timeouts,
+                    recoveries: s.counters.recoveries,
+                    completed_ns: s.completed,
+                }
+            })
+            .collect();
+        let links = self
+            .topo
+            .monitored
+            .iter()
+            .map(|&l| {
+                let link = &mut self.topo.links[l as usize];
+                link.queue.advance(end);
+                let st = link.queue.stats;
+                LinkSummary {
+                    name: link.name.clone(),
+                    capacity_bps: link.rate_bps,
+                    tx_bytes: link.counters.tx_bytes,
+                    tx_packets: link.counters.tx_packets,
+                    tx_data_packets: link.counters.tx_data_packets,
+                    arrivals: st.arrivals,
+                    drops_overflow: st.drops,
+                    drops_random: link.counters.drops_random,
+                    mean_queue_pkts: st.area_pkts / end.max(1) as f64,
+                    mean_queue_bytes: st.area_bytes / end.max(1) as f64,
+                    max_queue_pkts: st.max_pkts,
+                }
+            })
+            .collect();
+        let packets = self.topo.links[self.topo.monitored[0] as usize].counters.tx_data_packets;
+        SimResult {
+            flows,
+            intervals: self.intervals,
+            trace: self.trace,
+            link_intervals: self.link_intervals,
+            queue: self.queue_trace,
+            links,
+            sim: SimInfo { events: self.sched.processed(), packets, end_ns: end },
+        }
+    }
+}

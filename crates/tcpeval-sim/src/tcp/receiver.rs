@@ -1,0 +1,268 @@
+//! The TCP receiver: cumulative ACKs, SACK blocks (RFC 2018), timestamps echo
+//! (RFC 7323 section 4.3), and Linux-style delayed ACKs: an ACK for every second
+//! full segment, a timer otherwise, an immediate ACK for out-of-order data or data
+//! that fills a hole (RFC 5681 section 4.2), and quick-ACK mode at connection start.
+
+use crate::net::{Packet, SegRange, MAX_SACK_BLOCKS};
+use crate::time::Time;
+
+/// Linux TCP_MAX_QUICKACKS: segments ACKed at once at connection start.
+pub const QUICKACKS: u32 = 16;
+/// Marker for "no timestamp to echo".
+pub const NO_TS: Time = Time::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct OooRange {
+    start: u64,
+    end: u64,
+    /// When this range last grew (for RFC 2018's most-recent-first block order).
+    touched: u64,
+}
+
+pub struct ReceiverConfig {
+    pub flow: u32,
+    /// Node the ACKs go to (the sender).
+    pub dst: u32,
+    pub mss: u32,
+    pub total_bytes: Option<u64>,
+    pub delayed_ack: bool,
+    pub delack_timeout: Time,
+    /// Wire size of an ACK without SACK blocks (IP + TCP + timestamp option).
+    pub ack_bytes: u32,
+}
+
+pub struct Receiver {
+    cfg: ReceiverConfig,
+    pub rcv_nxt: u64,
+    ooo: Vec<OooRange>,
+    touch: u64,
+    last_ack_sent: u64,
+    ts_recent: Time,
+    unacked: u32,
+    quickacks: u32,
+    /// When the delayed-ACK timer fires, if armed.
+    pub delack_deadline: Option<Time>,
+    /// Payload bytes delivered in order to the application.
+    pub delivered_bytes: u64,
+    /// Payload bytes that arrived, duplicates included (for conservation checks).
+    pub received_bytes: u64,
+    pub acks_sent: u64,
+}
+
+impl Receiver {
+    pub fn new(cfg: ReceiverConfig) -> Self {
+        Receiver {
+            cfg,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            touch: 0,
+            last_ack_sent: 0,
+            ts_recent: NO_TS,
+            unacked: 0,
+            quickacks: QUICKACKS,
+            delack_deadline: None,
+            delivered_bytes: 0,
+            received_bytes: 0,
+            acks_sent: 0,
+        }
+    }
+
+    fn seg_bytes(&self, seq: u64) -> u64 {
+        let mss = self.cfg.mss as u64;
+        match self.cfg.total_bytes {
+            Some(total) => total.saturating_sub(seq * mss).min(mss),
+            None => mss,
+        }
+    }
+
+    fn advance_to(&mut self, next: u64) {
+        while self.rcv_nxt < next {
+            self.delivered_bytes += self.seg_bytes(self.rcv_nxt);
+            self.rcv_nxt += 1;
+        }
+    }
+
+    /// A data segment arrived; returns the ACK to send now, if any.
+    pub fn on_data(&mut self, p: &Packet, now: Time) -> Option<Packet> {
+        self.received_bytes += p.payload as u64;
+        // RFC 7323 4.3: remember the timestamp of the segment at the left edge.
+        if p.seq <= self.last_ack_sent && (self.ts_recent == NO_TS || p.ts_val >= self.ts_recent) {
+            self.ts_recent = p.ts_val;
+        }
+        if p.seq < self.rcv_nxt || self.in_ooo(p.seq) {
+            return Some(self.make_ack(now, None)); // duplicate: ACK at once
+        }
+        if p.seq > self.rcv_nxt {
+            self.insert_ooo(p.seq);
+            return Some(self.make_ack(now, Some(p.seq)));
+        }
+        self.advance_to(p.seq + 1);
+        let filled_hole = !self.ooo.is_empty();
+        if let Some(first) = self.ooo.first().copied() {
+            if first.start == self.rcv_nxt {
+                self.advance_to(first.end);
+                self.ooo.remove(0);
+            }
+        }
+        self.unacked += 1;
+        if filled_hole || !self.cfg.delayed_ack || self.unacked >= 2 || self.quickacks > 0 {
+            self.quickacks = self.quickacks.saturating_sub(1);
+            return Some(self.make_ack(now, None));
+        }
+        if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + self.cfg.delack_timeout);
+        }
+        None
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_delack_timer(&mut self, now: Time) -> Option<Packet> {
+        match self.delack_deadline {
+            Some(t) if t <= now => {
+                self.delack_deadline = None;
+                (self.unacked > 0).then(|| self.make_ack(now, None))
+            }
+            _ => None,
+        }
+    }
+
+    fn in_ooo(&self, seq: u64) -> bool {
+        self.ooo.iter().any(|r| r.start <= seq && seq < r.end)
+    }
+
+    fn insert_ooo(&mut self, seq: u64) {
+        self.touch += 1;
+        let touched = self.touch;
+        let i = self.ooo.partition_point(|r| r.end < seq);
+        let joins_left = i < self.ooo.len() && self.ooo[i].end == seq;
+        let joins_right_at = if joins_left { i + 1 } else { i };
+        let joins_right = joins_right_at < self.ooo.len() && self.ooo[joins_right_at].start == seq + 1;
+        match (joins_left, joins_right) {
+            (true, true) => {
+                self.ooo[i].end = self.ooo[i + 1].end;
+                self.ooo[i].touched = touched;
+                self.ooo.remove(i + 1);
+            }
+            (true, false) => {
+                self.ooo[i].end = seq + 1;
+                self.ooo[i].touched = touched;
+            }
+            (false, true) => {
+                self.ooo[i].start = seq;
+                self.ooo[i].touched = touched;
+            }
+            (false, false) => self.ooo.insert(i, OooRange { start: seq, end: seq + 1, touched }),
+        }
+    }
+
+    /// Build an ACK: cumulative point, up to three SACK blocks with the block
+    /// holding `latest` first and the rest most recently changed first.
+    fn make_ack(&mut self, now: Time, latest: Option<u64>) -> Packet {
+        self.unacked = 0;
+        self.delack_deadline = None;
+        self.last_ack_sent = self.rcv_nxt;
+        self.acks_sent += 1;
+        let mut p = Packet::ack(self.cfg.flow, self.cfg.dst, self.rcv_nxt, self.cfg.ack_bytes, now, self.ts_recent);
+        let n = self.fill_sack(&mut p.sack, latest);
+        p.nsack = n as u8;
+        if n > 0 {
+            // SACK option: kind, length, 8 bytes a block, padded to 4 bytes with NOPs.
+            p.wire_bytes += 4 + 8 * n as u32;
+        }
+        p
+    }
+
+    fn fill_sack(&self, out: &mut [SegRange; MAX_SACK_BLOCKS], latest: Option<u64>) -> usize {
+        let mut chosen: [Option<usize>; MAX_SACK_BLOCKS] = [None; MAX_SACK_BLOCKS];
+        for slot in 0..MAX_SACK_BLOCKS {
+            let best = self
+                .ooo
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !chosen[..slot].contains(&Some(*i)))
+                .max_by_key(|(_, r)| {
+                    let holds_latest = latest.is_some_and(|s| r.start <= s && s < r.end);
+                    (holds_latest, r.touched)
+                })
+                .map(|(i, _)| i);
+            match best {
+                Some(i) => chosen[slot] = Some(i),
+                None => return slot_fill(out, &self.ooo, &chosen[..slot]),
+            }
+        }
+        slot_fill(out, &self.ooo, &chosen)
+    }
+}
+
+fn slot_fill(out: &mut [SegRange; MAX_SACK_BLOCKS], ooo: &[OooRange], chosen: &[Option<usize>]) -> usize {
+    for (k, i) in chosen.iter().flatten().enumerate() {
+        out[k] = (ooo[*i].start, ooo[*i].end);
+    }
+    chosen.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rx(delayed: bool) -> Receiver {
+        Receiver::new(ReceiverConfig {
+            flow: 0,
+            dst: 9,
+            mss: 1000,
+            total_bytes: Some(4500),
+            delayed_ack: delayed,
+            delack_timeout: 40,
+            ack_bytes: 52,
+        })
+    }
+
+    fn seg(seq: u64, ts: Time) -> Packet {
+        Packet::data(0, 1, seq, 1000, 1052, ts)
+    }
+
+    #[test]
+    fn delayed_acks_every_second_segment_after_quickack() {
+        let mut r = rx(true);
+        r.quickacks = 0;
+        assert!(r.on_data(&seg(0, 1), 1).is_none());
+        assert_eq!(r.delack_deadline, Some(41));
+        let a = r.on_data(&seg(1, 2), 2).unwrap();
+        assert_eq!((a.ack, a.ts_ecr), (2, 1)); // echoes the first segment's timestamp
+        assert!(r.on_data(&seg(2, 3), 3).is_none());
+        let a = r.on_delack_timer(43).unwrap();
+        assert_eq!(a.ack, 3);
+    }
+
+    #[test]
+    fn out_of_order_data_is_sacked_at_once_most_recent_first() {
+        let mut r = rx(true);
+        r.on_data(&seg(0, 1), 1);
+        let a = r.on_data(&seg(2, 2), 2).unwrap();
+        assert_eq!((a.ack, a.sack_blocks()), (1, &[(2, 3)][..]));
+        let a = r.on_data(&seg(4, 3), 3).unwrap();
+        assert_eq!(a.sack_blocks(), &[(4, 5), (2, 3)][..]);
+        assert_eq!(a.ts_ecr, 1); // out-of-order data does not update TS.Recent
+        let a = r.on_data(&seg(1, 4), 4).unwrap(); // fills the hole
+        assert_eq!((a.ack, a.sack_blocks(), a.ts_ecr), (3, &[(4, 5)][..], 4));
+    }
+
+    #[test]
+    fn delivered_bytes_count_the_short_last_segment_once() {
+        let mut r = rx(false);
+        for s in [0, 2, 1, 4, 3, 3] {
+            r.on_data(&seg(s, 0), 0);
+        }
+        assert_eq!((r.rcv_nxt, r.delivered_bytes), (5, 4500));
+    }
+
+    #[test]
+    fn ooo_ranges_merge() {
+        let mut r = rx(false);
+        for s in [5, 3, 4, 7] {
+            r.on_data(&seg(s, 0), 0);
+        }
+        let spans: Vec<(u64, u64)> = r.ooo.iter().map(|o| (o.start, o.end)).collect();
+        assert_eq!(spans, vec![(3, 6), (7, 8)]);
+    }
+}

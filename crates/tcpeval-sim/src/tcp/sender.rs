@@ -1,0 +1,631 @@
+//! The TCP sender: sequence space in segments, a SACK scoreboard, loss detection
+//! (RFC 6675 IsLost, NewReno dupACK counting without SACK, lost-retransmission
+//! detection), recovery with Proportional Rate Reduction (RFC 6937, as Linux
+//! `tcp_cwnd_reduction`), the RTO with backoff, and the window rule. Congestion
+//! control is a separate `Cc` called at Linux's hook points.
+//!
+//! Counters follow Linux (`net/ipv4/tcp_input.c`): packets in flight =
+//! packets_out - sacked_out - lost_out + retrans_out.
+
+use crate::cc::{AckSample, CaEvent, CaState, Cc, CcState, CongestionOps, INFINITE_SSTHRESH};
+use crate::net::{Packet, SegRange};
+use crate::tcp::receiver::NO_TS;
+use crate::tcp::rtt::RttEstimator;
+use crate::time::Time;
+use std::collections::VecDeque;
+
+/// RFC 5681/6675 DupThresh (Linux `tcp_reordering` default).
+pub const DUP_THRESH: u64 = 3;
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+/// A retransmission of this segment is in flight. Only lost segments are
+/// retransmitted, so RETRANS implies LOST and lost_out >= retrans_out.
+const RETRANS: u8 = 4;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Seg {
+    flags: u8,
+    /// snd_nxt when the segment was last retransmitted.
+    retrans_hi: u64,
+}
+
+pub struct SenderConfig {
+    pub flow: u32,
+    /// Node the data goes to (the receiver).
+    pub dst: u32,
+    pub mss: u32,
+    /// Header bytes on the wire for each data segment (IP + TCP + options).
+    pub header_bytes: u32,
+    pub total_bytes: Option<u64>,
+    /// Receive window in segments (max_window / MSS).
+    pub max_window: u64,
+    pub sack: bool,
+    pub initial_cwnd: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SenderCounters {
+    pub segments_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub recoveries: u64,
+}
+
+pub struct Sender {
+    cfg: SenderConfig,
+    total_segs: Option<u64>,
+    pub cc: Cc,
+    pub s: CcState,
+    pub state: CaState,
+    snd_una: u64,
+    snd_nxt: u64,
+    segs: VecDeque<Seg>,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    /// Our SACK knowledge above snd_una: sorted, disjoint, non-adjacent ranges.
+    sacked: Vec<SegRange>,
+    /// Segments below this have been checked by the IsLost rule.
+    lost_scan: u64,
+    /// No lost, not-yet-retransmitted segment lies below this.
+    retx_hint: u64,
+    /// Retransmissions in flight, in the order sent (so retrans_hi is sorted).
+    retrans_fifo: VecDeque<u64>,
+    /// End of the current recovery episode (RFC 6582 "recover", Linux high_seq).
+    high_seq: u64,
+    prior_cwnd: u32,
+    prr_delivered: u32,
+    prr_out: u32,
+    pub rtt: RttEstimator,
+    /// When the retransmission timer fires, if armed.
+    pub rto_deadline: Option<Time>,
+    window_seq: u64,
+    max_packets_out: u64,
+    limited_flag: bool,
+    pub counters: SenderCounters,
+    pub completed: Option<Time>,
+}
+
+impl Sender {
+    pub fn new(cfg: SenderConfig, cc: Cc) -> Self {
+        let total_segs = cfg.total_bytes.map(|b| b.div_ceil(cfg.mss as u64).max(1));
+        let s = CcState::new(cfg.initial_cwnd, cfg.mss);
+        Sender {
+            cfg,
+            total_segs,
+            cc,
+            s,
+            state: CaState::Open,
+            snd_una: 0,
+            snd_nxt: 0,
+            segs: VecDeque::with_capacity(1024),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            sacked: Vec::new(),
+            lost_scan: 0,
+            retx_hint: 0,
+            retrans_fifo: VecDeque::new(),
+            high_seq: 0,
+            prior_cwnd: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            rtt: RttEstimator::default(),
+            rto_deadline: None,
+            window_seq: 0,
+            max_packets_out: 0,
+            limited_flag: false,
+            counters: SenderCounters::default(),
+            completed: None,
+        }
+    }
+
+    pub fn packets_out(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    /// Linux `tcp_packets_in_flight`.
+    pub fn in_flight(&self) -> u64 {
+        (self.packets_out() + self.retrans_out as u64)
+            .saturating_sub(self.sacked_out as u64 + self.lost_out as u64)
+    }
+
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+
+    /// Open the connection: initialise the algorithm and send the initial window.
+    pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.s.now = now;
+        self.cc.init(&mut self.s);
+        self.send(now, out);
+    }
+
+    fn seg(&mut self, seq: u64) -> &mut Seg {
+        &mut self.segs[(seq - self.snd_una) as usize]
+    }
+
+    fn seg_payload(&self, seq: u64) -> u32 {
+        let mss = self.cfg.mss as u64;
+        match self.cfg.total_bytes {
+            Some(total) => total.saturating_sub(seq * mss).min(mss) as u32,
+            None => self.cfg.mss,
+        }
+    }
+
+    fn sync_state(&mut self, now: Time) {
+        self.s.now = now;
+        self.s.in_flight = self.in_flight() as u32;
+        self.s.snd_una = self.snd_una;
+        self.s.snd_nxt = self.snd_nxt;
+        self.s.srtt = self.rtt.srtt;
+        self.s.min_rtt = self.rtt.min_rtt;
+    }
+
+    // ----- ACK processing -------------------------------------------------------
+
+    /// An ACK arrived: update the scoreboard, detect losses, run the state machine
+    /// and congestion control, then send what the window allows.
+    pub fn on_ack(&mut self, p: &Packet, now: Time, out: &mut Vec<Packet>) {
+        if p.ack > self.snd_nxt || p.ack < self.snd_una || self.completed.is_some() {
+            return;
+        }
+        self.sync_state(now);
+        let prior_in_flight = self.in_flight() as u32;
+        let acked = p.ack - self.snd_una;
+        let mut delivered = self.ack_cumulative(p.ack);
+        if self.cfg.sack {
+            delivered += self.apply_sack(p.sack_blocks());
+        } else {
+            delivered = self.count_dupacks(acked, delivered);
+        }
+        let rtt = self.take_rtt_sample(p, now, acked > 0 || delivered > 0);
+        self.s.delivered += delivered as u64;
+        self.sync_state(now);
+        if delivered > 0 {
+            let sample = AckSample { acked: delivered, rtt, in_flight: prior_in_flight };
+            self.cc.pkts_acked(&mut self.s, &sample);
+        }
+        let newly_lost = if self.cfg.sack { self.mark_lost_sack() + self.mark_lost_retrans() } else { 0 };
+        self.run_state_machine(acked);
+        self.sync_state(now);
+        self.adjust_cwnd(acked, delivered, newly_lost);
+        self.restart_rto_after_ack(acked, now);
+        self.check_completion(now);
+        self.send(now, out);
+    }
+
+    /// Drop cumulatively acknowledged segments; returns how many were not SACKed
+    /// before (newly delivered).
+    fn ack_cumulative(&mut self, ack: u64) -> u32 {
+        let mut delivered = 0;
+        while self.snd_una < ack {
+            let seg = self.segs.pop_front().expect("scoreboard shorter than window");
+            if seg.flags & SACKED != 0 {
+                if self.cfg.sack {
+                    self.sacked_out -= 1;
+                }
+            } else {
+                delivered += 1;
+            }
+            if seg.flags & LOST != 0 {
+                self.lost_out -= 1;
+            }
+            if seg.flags & RETRANS != 0 {
+                self.retrans_out -= 1;
+            }
+            self.snd_una += 1;
+        }
+        self.prune_sacked();
+        self.lost_scan = self.lost_scan.max(self.snd_una);
+        self.retx_hint = self.retx_hint.max(self.snd_una);
+        delivered
+    }
+
+    fn prune_sacked(&mut self) {
+        let una = self.snd_una;
+        let keep_from = self.sacked.partition_point(|r| r.1 <= una);
+        self.sacked.drain(..keep_from);
+        if let Some(first) = self.sacked.first_mut() {
+            first.0 = first.0.max(una);
+        }
+    }
+
+    /// Without SACK, emulate the scoreboard from duplicate ACKs as Linux does
+    /// (`tcp_add_reno_sack` / `tcp_remove_reno_sacks`): each dupACK means one more
+    /// segment has left the network. Returns packets delivered by this ACK.
+    fn count_dupacks(&mut self, acked: u64, delivered: u32) -> u32 {
+        if acked == 0 {
+            if self.packets_out() > self.sacked_out as u64 {
+                self.sacked_out += 1;
+                return 1;
+            }
+            return 0;
+        }
+        let credited = (acked as u32 - 1).min(self.sacked_out);
+        self.sacked_out -= credited;
+        delivered - credited
+    }
+
+    fn take_rtt_sample(&mut self, p: &Packet, now: Time, progress: bool) -> Option<Time> {
+        if !progress || p.ts_ecr == NO_TS || p.ts_ecr > now {
+            return None;
+        }
+        let r = now - p.ts_ecr;
+        self.rtt.sample(r);
+        Some(r)
+    }
+
+    /// Merge the ACK's SACK blocks into the scoreboard; returns newly SACKed count.
+    fn apply_sack(&mut self, blocks: &[SegRange]) -> u32 {
+        let mut newly = 0;
+        for &(start, end) in blocks {
+            let (start, end) = (start.max(self.snd_una), end.min(self.snd_nxt));
+            if start < end {
+                newly += self.merge_sack_range(start, end);
+            }
+        }
+        newly
+    }
+
+    fn merge_sack_range(&mut self, start: u64, end: u64) -> u32 {
+        // Ranges touching [start, end) (overlapping or adjacent) are merged into one.
+        let first = self.sacked.partition_point(|r| r.1 < start);
+        let last = self.sacked.partition_point(|r| r.0 <= end);
+        let mut newly = 0;
+        let mut cur = start;
+        for i in first..last {
+            let (rs, re) = self.sacked[i];
+            if rs > cur {
+                newly += self.mark_sacked(cur, rs.min(end));
+            }
+            cur = cur.max(re);
+        }
+        if cur < end {
+            newly += self.mark_sacked(cur, end);
+        }
+        let merged_start = if first < last { start.min(self.sacked[first].0) } else { start };
+        let merged_end = if first < last { end.max(self.sacked[last - 1].1) } else { end };
+        self.sacked.splice(first..last, [(merged_start, merged_end)]);
+        newly
+    }
+
+    fn mark_sacked(&mut self, start: u64, end: u64) -> u32 {
+        for seq in start..end {
+            let seg = self.seg(seq);
+            let flags = seg.flags;
+            seg.flags = SACKED;
+            if flags & LOST != 0 {
+                self.lost_out -= 1;
+            }
+            if flags & RETRANS != 0 {
+                self.retrans_out -= 1;
+            }
+        }
+        self.sacked_out += (end - start) as u32;
+        (end - start) as u32
+    }
+
+    /// RFC 6675 IsLost: a segment with at least DupThresh SACKed segments above it
+    /// is lost. Segments below the DupThresh-th highest SACKed one qualify.
+    fn mark_lost_sack(&mut self) -> u32 {
+        let Some(limit) = self.lost_limit() else { return 0 };
+        let mut newly = 0;
+        for seq in self.lost_scan.max(self.snd_una)..limit {
+            let seg = self.seg(seq);
+            if seg.flags == 0 {
+                seg.flags = LOST;
+                newly += 1;
+                self.retx_hint = self.retx_hint.min(seq);
+            }
+        }
+        self.lost_out += newly;
+        self.lost_scan = self.lost_scan.max(limit);
+        newly
+    }
+
+    fn lost_limit(&self) -> Option<u64> {
+        let mut above = 0;
+        for &(start, end) in self.sacked.iter().rev() {
+            if above + (end - start) >= DUP_THRESH {
+                return Some(end - (DUP_THRESH - above));
+            }
+            above += end - start;
+        }
+        None
+    }
+
+    /// A retransmission is lost when DupThresh segments sent after it have been
+    /// SACKed (the idea of Linux's pre-RACK `tcp_mark_lost_retrans`).
+    fn mark_lost_retrans(&mut self) -> u32 {
+        let high_sacked = self.sacked.last().map_or(0, |r| r.1);
+        let mut newly = 0;
+        while let Some(&seq) = self.retrans_fifo.front() {
+            if seq < self.snd_una || self.seg(seq).flags & RETRANS == 0 {
+                self.retrans_fifo.pop_front();
+                continue;
+            }
+            if high_sacked < self.seg(seq).retrans_hi + DUP_THRESH {
+                break;
+            }
+            self.retrans_fifo.pop_front();
+            self.seg(seq).flags &= !RETRANS;
+            self.retrans_out -= 1;
+            self.retx_hint = self.retx_hint.min(seq);
+            newly += 1;
+        }
+        newly
+    }
+
+    // ----- state machine ----------------------------------------------------------
+
+    fn set_state(&mut self, state: CaState) {
+        if self.state != state {
+            self.state = state;
+            self.cc.set_state(&mut self.s, state);
+        }
+    }
+
+    fn run_state_machine(&mut self, acked: u64) {
+        match self.state {
+            CaState::Recovery if self.snd_una >= self.high_seq => self.exit_recovery(),
+            CaState::Recovery if !self.cfg.sack && acked > 0 => self.mark_head_lost(),
+            CaState::Loss if self.snd_una >= self.high_seq => self.set_state(CaState::Open),
+            _ => {}
+        }
+        if matches!(self.state, CaState::Open | CaState::Disorder) {
+            if self.time_to_recover() {
+                self.enter_recovery();
+            } else if self.sacked_out > 0 {
+                self.set_state(CaState::Disorder);
+            } else {
+                self.set_state(CaState::Open);
+            }
+        }
+    }
+
+    fn time_to_recover(&self) -> bool {
+        if self.cfg.sack {
+            self.lost_out > 0
+        } else {
+            self.sacked_out as u64 >= DUP_THRESH && self.snd_una >= self.high_seq
+        }
+    }
+
+    fn enter_recovery(&mut self) {
+        self.counters.recoveries += 1;
+        self.high_seq = self.snd_nxt;
+        self.prior_cwnd = self.s.cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.s.ssthresh = self.cc.ssthresh(&self.s);
+        self.s.cwnd_cnt = 0;
+        self.set_state(CaState::Recovery);
+        if !self.cfg.sack {
+            self.mark_head_lost();
+        }
+    }
+
+    /// NewReno (RFC 6582): the first unacknowledged segment is presumed lost.
+    fn mark_head_lost(&mut self) {
+        if self.snd_una < self.snd_nxt && self.seg(self.snd_una).flags == 0 {
+            self.seg(self.snd_una).flags = LOST;
+            self.lost_out += 1;
+            self.retx_hint = self.snd_una;
+        }
+    }
+
+    fn exit_recovery(&mut self) {
+        if self.s.ssthresh < INFINITE_SSTHRESH {
+            self.s.cwnd = self.s.ssthresh;
+        }
+        self.set_state(CaState::Open);
+        self.cc.cwnd_event(&mut self.s, CaEvent::CompleteCwr);
+    }
+
+    fn adjust_cwnd(&mut self, acked: u64, delivered: u32, newly_lost: u32) {
+        if self.state == CaState::Recovery {
+            self.prr(acked > 0, delivered, newly_lost);
+        } else if acked > 0 && self.cwnd_limited() {
+            self.cc.cong_avoid(&mut self.s, delivered);
+        }
+    }
+
+    /// Proportional Rate Reduction (RFC 6937 section 3, with Linux's choices:
+    /// RecoverFS = cwnd at entry; the slow-start reduction bound only when the
+    /// ACK advanced snd_una and revealed no new loss).
+    fn prr(&mut self, una_advanced: bool, delivered: u32, newly_lost: u32) {
+        if delivered == 0 && newly_lost == 0 {
+            return;
+        }
+        self.prr_delivered += delivered;
+        let in_flight = self.in_flight() as i64;
+        let ssthresh = self.s.ssthresh as i64;
+        let delta = ssthresh - in_flight;
+        let sndcnt = if delta < 0 {
+            let dividend = ssthresh as u64 * self.prr_delivered as u64 + self.prior_cwnd.max(1) as u64 - 1;
+            (dividend / self.prior_cwnd.max(1) as u64) as i64 - self.prr_out as i64
+        } else if una_advanced && newly_lost == 0 {
+            delta.min((self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64) + 1)
+        } else {
+            delta.min(delivered as i64)
+        };
+        // Linux forces the fast retransmit out on the first ACK of recovery.
+        let sndcnt = sndcnt.max(if self.prr_out == 0 { 1 } else { 0 });
+        self.s.cwnd = (in_flight + sndcnt).max(1) as u32;
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: in slow start, cwnd below twice the most
+    /// packets out; otherwise whether the window was fully used recently.
+    fn cwnd_limited(&mut self) -> bool {
+        let limited = if self.s.in_slow_start() {
+            (self.s.cwnd as u64) < 2 * self.max_packets_out
+        } else {
+            self.limited_flag
+        };
+        self.s.cwnd_limited = limited;
+        limited
+    }
+
+    fn note_window_use(&mut self) {
+        let full = self.in_flight() >= self.s.cwnd as u64;
+        if self.snd_una >= self.window_seq || self.packets_out() > self.max_packets_out {
+            self.max_packets_out = self.packets_out();
+            self.window_seq = self.snd_nxt;
+            self.limited_flag = full;
+        } else {
+            self.limited_flag |= full;
+        }
+    }
+
+    // ----- timers -----------------------------------------------------------------
+
+    fn restart_rto_after_ack(&mut self, acked: u64, now: Time) {
+        if self.packets_out() == 0 {
+            self.rto_deadline = None;
+        } else if acked > 0 {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// The retransmission timer fired (the caller checked the deadline).
+    pub fn on_rto(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.rto_deadline = None;
+        if self.packets_out() == 0 || self.completed.is_some() {
+            return;
+        }
+        self.sync_state(now);
+        self.counters.timeouts += 1;
+        // Linux `tcp_enter_loss`: a new ssthresh only for a new loss episode.
+        if matches!(self.state, CaState::Open | CaState::Disorder) {
+            self.s.ssthresh = self.cc.ssthresh(&self.s);
+        }
+        self.s.cwnd = 1;
+        self.s.cwnd_cnt = 0;
+        self.high_seq = self.snd_nxt;
+        self.mark_all_lost();
+        self.set_state(CaState::Loss);
+        self.cc.cwnd_event(&mut self.s, CaEvent::Loss);
+        self.rtt.backoff += 1;
+        self.rto_deadline = Some(now + self.rtt.rto());
+        self.send(now, out);
+    }
+
+    fn mark_all_lost(&mut self) {
+        if !self.cfg.sack {
+            self.sacked_out = 0;
+        }
+        let mut lost = 0;
+        for seg in self.segs.iter_mut() {
+            if seg.flags & SACKED == 0 {
+                seg.flags = LOST;
+                lost += 1;
+            }
+        }
+        self.lost_out = lost;
+        self.retrans_out = 0;
+        self.retrans_fifo.clear();
+        self.retx_hint = self.snd_una;
+        self.lost_scan = self.snd_nxt;
+    }
+
+    fn check_completion(&mut self, now: Time) {
+        if self.total_segs == Some(self.snd_una) {
+            self.completed = Some(now);
+            self.rto_deadline = None;
+        }
+    }
+
+    // ----- transmission -----------------------------------------------------------
+
+    /// Send while the window allows: lost segments first, then new data.
+    pub fn send(&mut self, now: Time, out: &mut Vec<Packet>) {
+        while self.in_flight() < self.s.cwnd as u64 {
+            if let Some(seq) = self.next_lost() {
+                self.retransmit(seq, now, out);
+            } else if self.may_send_new() {
+                self.send_new(now, out);
+            } else {
+                break;
+            }
+        }
+        self.note_window_use();
+        if self.packets_out() > 0 && self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    fn next_lost(&mut self) -> Option<u64> {
+        if self.lost_out == self.retrans_out {
+            return None;
+        }
+        while self.retx_hint < self.snd_nxt {
+            let seq = self.retx_hint;
+            if self.seg(seq).flags & (LOST | RETRANS) == LOST {
+                return Some(seq);
+            }
+            self.retx_hint += 1;
+        }
+        None
+    }
+
+    fn may_send_new(&self) -> bool {
+        self.total_segs.is_none_or(|t| self.snd_nxt < t) && self.packets_out() < self.cfg.max_window
+    }
+
+    fn emit(&mut self, seq: u64, now: Time, out: &mut Vec<Packet>) {
+        let payload = self.seg_payload(seq);
+        let wire = payload + self.cfg.header_bytes;
+        out.push(Packet::data(self.cfg.flow, self.cfg.dst, seq, payload, wire, now));
+        self.counters.segments_sent += 1;
+        self.counters.bytes_sent += payload as u64;
+        if self.state == CaState::Recovery {
+            self.prr_out += 1;
+        }
+    }
+
+    fn retransmit(&mut self, seq: u64, now: Time, out: &mut Vec<Packet>) {
+        let hi = self.snd_nxt;
+        let seg = self.seg(seq);
+        seg.flags |= RETRANS;
+        seg.retrans_hi = hi;
+        self.retrans_out += 1;
+        self.retrans_fifo.push_back(seq);
+        self.counters.retransmits += 1;
+        self.emit(seq, now, out);
+    }
+
+    fn send_new(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.packets_out() == 0 {
+            self.cc.cwnd_event(&mut self.s, CaEvent::TxStart);
+        }
+        let seq = self.snd_nxt;
+        self.segs.push_back(Seg::default());
+        self.snd_nxt += 1;
+        self.emit(seq, now, out);
+    }
+
+    /// Check the scoreboard against its counters (used by tests).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let count = |f: u8| self.segs.iter().filter(|s| s.flags & f != 0).count() as u32;
+        if self.segs.len() as u64 != self.packets_out() {
+            return Err("scoreboard length != packets_out".into());
+        }
+        if self.cfg.sack && count(SACKED) != self.sacked_out {
+            return Err(format!("sacked_out {} != {}", self.sacked_out, count(SACKED)));
+        }
+        if count(LOST) != self.lost_out || count(RETRANS) != self.retrans_out {
+            return Err(format!("lost/retrans counters {}/{} != {}/{}", self.lost_out, self.retrans_out, count(LOST), count(RETRANS)));
+        }
+        if self.lost_out < self.retrans_out {
+            return Err("retransmitted segment not marked lost".into());
+        }
+        Ok(())
+    }
+}
