@@ -81,8 +81,8 @@ impl DropTail {
     }
 
     pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let p = self.pkts.pop_front()?;
         self.advance(now);
+        let p = self.pkts.pop_front()?;
         self.bytes -= p.wire_bytes as u64;
         Some(p)
     }
