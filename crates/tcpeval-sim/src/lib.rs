@@ -10,6 +10,7 @@ pub mod config;
 pub mod event;
 pub mod net;
 pub mod rng;
+pub mod scenarios;
 pub mod sim;
 pub mod tcp;
 pub mod time;

@@ -5,19 +5,12 @@
 
 use crate::net::{Packet, SegRange, MAX_SACK_BLOCKS};
 use crate::time::Time;
+use std::collections::VecDeque;
 
 /// Linux TCP_MAX_QUICKACKS: segments ACKed at once at connection start.
 pub const QUICKACKS: u32 = 16;
 /// Marker for "no timestamp to echo".
 pub const NO_TS: Time = Time::MAX;
-
-#[derive(Clone, Copy, Debug)]
-struct OooRange {
-    start: u64,
-    end: u64,
-    /// When this range last grew (for RFC 2018's most-recent-first block order).
-    touched: u64,
-}
 
 pub struct ReceiverConfig {
     pub flow: u32,
@@ -34,8 +27,12 @@ pub struct ReceiverConfig {
 pub struct Receiver {
     cfg: ReceiverConfig,
     pub rcv_nxt: u64,
-    ooo: Vec<OooRange>,
-    touch: u64,
+    /// Out-of-order data held: sorted, disjoint, non-adjacent ranges.
+    ooo: VecDeque<SegRange>,
+    /// The SACK blocks to report, most recently changed first (RFC 2018 section 4):
+    /// always current ranges of `ooo`, so building an ACK costs O(1).
+    recent: [SegRange; MAX_SACK_BLOCKS],
+    nrecent: usize,
     last_ack_sent: u64,
     ts_recent: Time,
     unacked: u32,
@@ -54,8 +51,9 @@ impl Receiver {
         Receiver {
             cfg,
             rcv_nxt: 0,
-            ooo: Vec::new(),
-            touch: 0,
+            ooo: VecDeque::new(),
+            recent: [(0, 0); MAX_SACK_BLOCKS],
+            nrecent: 0,
             last_ack_sent: 0,
             ts_recent: NO_TS,
             unacked: 0,
@@ -90,24 +88,26 @@ impl Receiver {
             self.ts_recent = p.ts_val;
         }
         if p.seq < self.rcv_nxt || self.in_ooo(p.seq) {
-            return Some(self.make_ack(now, None)); // duplicate: ACK at once
+            return Some(self.make_ack(now)); // duplicate: ACK at once
         }
         if p.seq > self.rcv_nxt {
-            self.insert_ooo(p.seq);
-            return Some(self.make_ack(now, Some(p.seq)));
+            let range = self.insert_ooo(p.seq);
+            self.note_recent(range);
+            return Some(self.make_ack(now));
         }
         self.advance_to(p.seq + 1);
         let filled_hole = !self.ooo.is_empty();
-        if let Some(first) = self.ooo.first().copied() {
-            if first.start == self.rcv_nxt {
-                self.advance_to(first.end);
-                self.ooo.remove(0);
+        if let Some(&(start, end)) = self.ooo.front() {
+            if start == self.rcv_nxt {
+                self.advance_to(end);
+                self.ooo.pop_front();
             }
         }
+        self.forget_acked_blocks();
         self.unacked += 1;
         if filled_hole || !self.cfg.delayed_ack || self.unacked >= 2 || self.quickacks > 0 {
             self.quickacks = self.quickacks.saturating_sub(1);
-            return Some(self.make_ack(now, None));
+            return Some(self.make_ack(now));
         }
         if self.delack_deadline.is_none() {
             self.delack_deadline = Some(now + self.cfg.delack_timeout);
@@ -120,50 +120,72 @@ impl Receiver {
         match self.delack_deadline {
             Some(t) if t <= now => {
                 self.delack_deadline = None;
-                (self.unacked > 0).then(|| self.make_ack(now, None))
+                (self.unacked > 0).then(|| self.make_ack(now))
             }
             _ => None,
         }
     }
 
     fn in_ooo(&self, seq: u64) -> bool {
-        self.ooo.iter().any(|r| r.start <= seq && seq < r.end)
+        let i = self.ooo.partition_point(|r| r.1 <= seq);
+        self.ooo.get(i).is_some_and(|r| r.0 <= seq)
     }
 
-    fn insert_ooo(&mut self, seq: u64) {
-        self.touch += 1;
-        let touched = self.touch;
-        let i = self.ooo.partition_point(|r| r.end < seq);
-        let joins_left = i < self.ooo.len() && self.ooo[i].end == seq;
-        let joins_right_at = if joins_left { i + 1 } else { i };
-        let joins_right = joins_right_at < self.ooo.len() && self.ooo[joins_right_at].start == seq + 1;
+    /// Add one segment above rcv_nxt; returns the range now holding it.
+    fn insert_ooo(&mut self, seq: u64) -> SegRange {
+        let i = self.ooo.partition_point(|r| r.1 < seq);
+        let joins_left = i < self.ooo.len() && self.ooo[i].1 == seq;
+        let right = if joins_left { i + 1 } else { i };
+        let joins_right = right < self.ooo.len() && self.ooo[right].0 == seq + 1;
         match (joins_left, joins_right) {
             (true, true) => {
-                self.ooo[i].end = self.ooo[i + 1].end;
-                self.ooo[i].touched = touched;
+                self.ooo[i].1 = self.ooo[i + 1].1;
                 self.ooo.remove(i + 1);
             }
-            (true, false) => {
-                self.ooo[i].end = seq + 1;
-                self.ooo[i].touched = touched;
-            }
-            (false, true) => {
-                self.ooo[i].start = seq;
-                self.ooo[i].touched = touched;
-            }
-            (false, false) => self.ooo.insert(i, OooRange { start: seq, end: seq + 1, touched }),
+            (true, false) => self.ooo[i].1 = seq + 1,
+            (false, true) => self.ooo[i].0 = seq,
+            (false, false) => self.ooo.insert(i, (seq, seq + 1)),
         }
+        self.ooo[i]
     }
 
-    /// Build an ACK: cumulative point, up to three SACK blocks with the block
-    /// holding `latest` first and the rest most recently changed first.
-    fn make_ack(&mut self, now: Time, latest: Option<u64>) -> Packet {
+    /// Put `range` first among the reported blocks, dropping blocks it absorbed.
+    fn note_recent(&mut self, range: SegRange) {
+        let mut kept = [(0, 0); MAX_SACK_BLOCKS];
+        kept[0] = range;
+        let mut n = 1;
+        for &b in &self.recent[..self.nrecent] {
+            let overlaps = b.0 < range.1 && range.0 < b.1;
+            if !overlaps && n < MAX_SACK_BLOCKS {
+                kept[n] = b;
+                n += 1;
+            }
+        }
+        self.recent = kept;
+        self.nrecent = n;
+    }
+
+    fn forget_acked_blocks(&mut self) {
+        let una = self.rcv_nxt;
+        let mut n = 0;
+        for k in 0..self.nrecent {
+            if self.recent[k].1 > una {
+                self.recent[n] = self.recent[k];
+                n += 1;
+            }
+        }
+        self.nrecent = n;
+    }
+
+    /// Build an ACK: cumulative point and the SACK blocks, most recent first.
+    fn make_ack(&mut self, now: Time) -> Packet {
         self.unacked = 0;
         self.delack_deadline = None;
         self.last_ack_sent = self.rcv_nxt;
         self.acks_sent += 1;
         let mut p = Packet::ack(self.cfg.flow, self.cfg.dst, self.rcv_nxt, self.cfg.ack_bytes, now, self.ts_recent);
-        let n = self.fill_sack(&mut p.sack, latest);
+        let n = self.nrecent;
+        p.sack[..n].copy_from_slice(&self.recent[..n]);
         p.nsack = n as u8;
         if n > 0 {
             // SACK option: kind, length, 8 bytes a block, padded to 4 bytes with NOPs.
@@ -171,34 +193,6 @@ impl Receiver {
         }
         p
     }
-
-    fn fill_sack(&self, out: &mut [SegRange; MAX_SACK_BLOCKS], latest: Option<u64>) -> usize {
-        let mut chosen: [Option<usize>; MAX_SACK_BLOCKS] = [None; MAX_SACK_BLOCKS];
-        for slot in 0..MAX_SACK_BLOCKS {
-            let best = self
-                .ooo
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !chosen[..slot].contains(&Some(*i)))
-                .max_by_key(|(_, r)| {
-                    let holds_latest = latest.is_some_and(|s| r.start <= s && s < r.end);
-                    (holds_latest, r.touched)
-                })
-                .map(|(i, _)| i);
-            match best {
-                Some(i) => chosen[slot] = Some(i),
-                None => return slot_fill(out, &self.ooo, &chosen[..slot]),
-            }
-        }
-        slot_fill(out, &self.ooo, &chosen)
-    }
-}
-
-fn slot_fill(out: &mut [SegRange; MAX_SACK_BLOCKS], ooo: &[OooRange], chosen: &[Option<usize>]) -> usize {
-    for (k, i) in chosen.iter().flatten().enumerate() {
-        out[k] = (ooo[*i].start, ooo[*i].end);
-    }
-    chosen.len()
 }
 
 #[cfg(test)]
@@ -262,7 +256,9 @@ mod tests {
         for s in [5, 3, 4, 7] {
             r.on_data(&seg(s, 0), 0);
         }
-        let spans: Vec<(u64, u64)> = r.ooo.iter().map(|o| (o.start, o.end)).collect();
+        let spans: Vec<(u64, u64)> = r.ooo.iter().copied().collect();
         assert_eq!(spans, vec![(3, 6), (7, 8)]);
+        let a = r.make_ack(0);
+        assert_eq!(a.sack_blocks(), &[(7, 8), (3, 6)][..]);
     }
 }

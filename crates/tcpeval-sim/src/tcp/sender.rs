@@ -66,7 +66,7 @@ pub struct Sender {
     lost_out: u32,
     retrans_out: u32,
     /// Our SACK knowledge above snd_una: sorted, disjoint, non-adjacent ranges.
-    sacked: Vec<SegRange>,
+    sacked: VecDeque<SegRange>,
     /// Segments below this have been checked by the IsLost rule.
     lost_scan: u64,
     /// No lost, not-yet-retransmitted segment lies below this.
@@ -104,7 +104,7 @@ impl Sender {
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
-            sacked: Vec::new(),
+            sacked: VecDeque::new(),
             lost_scan: 0,
             retx_hint: 0,
             retrans_fifo: VecDeque::new(),
@@ -230,9 +230,10 @@ impl Sender {
 
     fn prune_sacked(&mut self) {
         let una = self.snd_una;
-        let keep_from = self.sacked.partition_point(|r| r.1 <= una);
-        self.sacked.drain(..keep_from);
-        if let Some(first) = self.sacked.first_mut() {
+        while self.sacked.front().is_some_and(|r| r.1 <= una) {
+            self.sacked.pop_front();
+        }
+        if let Some(first) = self.sacked.front_mut() {
             first.0 = first.0.max(una);
         }
     }
@@ -290,9 +291,13 @@ impl Sender {
         if cur < end {
             newly += self.mark_sacked(cur, end);
         }
-        let merged_start = if first < last { start.min(self.sacked[first].0) } else { start };
-        let merged_end = if first < last { end.max(self.sacked[last - 1].1) } else { end };
-        self.sacked.splice(first..last, [(merged_start, merged_end)]);
+        if first == last {
+            self.sacked.insert(first, (start, end));
+        } else {
+            let merged = (start.min(self.sacked[first].0), end.max(self.sacked[last - 1].1));
+            self.sacked[first] = merged;
+            self.sacked.drain(first + 1..last);
+        }
         newly
     }
 
@@ -344,7 +349,7 @@ impl Sender {
     /// A retransmission is lost when DupThresh segments sent after it have been
     /// SACKed (the idea of Linux's pre-RACK `tcp_mark_lost_retrans`).
     fn mark_lost_retrans(&mut self) -> u32 {
-        let high_sacked = self.sacked.last().map_or(0, |r| r.1);
+        let high_sacked = self.sacked.back().map_or(0, |r| r.1);
         let mut newly = 0;
         while let Some(&seq) = self.retrans_fifo.front() {
             if seq < self.snd_una || self.seg(seq).flags & RETRANS == 0 {

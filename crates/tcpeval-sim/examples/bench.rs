@@ -1,0 +1,45 @@
+//! `cargo run --release --example bench [NAME]`: runs the benchmark scenarios, each
+//! in its own child process so that peak memory (VmHWM) is per scenario, and prints
+//! simulated bottleneck packets per wall second.
+
+use std::process::Command;
+use std::time::Instant;
+use tcpeval_sim::scenarios::benchmark_set;
+
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(f64::NAN);
+    kib / 1024.0
+}
+
+fn run_one(name: &str) {
+    let (_, _, cfg) = benchmark_set().into_iter().find(|(n, _, _)| *n == name).expect("known scenario");
+    let t0 = Instant::now();
+    let r = tcpeval_sim::simulate(cfg).expect("valid scenario");
+    let wall = t0.elapsed().as_secs_f64();
+    println!("{name}\t{}\t{}\t{wall:.3}\t{:.0}\t{:.1}", r.sim.packets, r.sim.events, r.sim.packets as f64 / wall, peak_rss_mib());
+}
+
+fn main() {
+    if let Some(name) = std::env::args().nth(1) {
+        run_one(&name);
+        return;
+    }
+    let me = std::env::current_exe().expect("own path");
+    println!("{:<3} {:<48} {:>12} {:>12} {:>8} {:>14} {:>9}", "id", "scenario", "bneck pkts", "events", "wall s", "pkts/wall s", "peak MiB");
+    for (name, desc, _) in benchmark_set() {
+        let out = Command::new(&me).arg(name).output().expect("child runs");
+        let line = String::from_utf8_lossy(&out.stdout);
+        let f: Vec<&str> = line.trim().split('\t').collect();
+        if f.len() < 6 {
+            eprintln!("scenario {name} failed: {}", String::from_utf8_lossy(&out.stderr));
+            continue;
+        }
+        println!("{:<3} {:<48} {:>12} {:>12} {:>8} {:>14} {:>9}", name, desc, f[1], f[2], f[3], f[4], f[5]);
+    }
+}
