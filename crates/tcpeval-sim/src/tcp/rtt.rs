@@ -12,7 +12,7 @@ pub const RTO_MAX: Time = 120 * SEC;
 /// RFC 6298 (2.1) and Linux TCP_TIMEOUT_INIT.
 pub const RTO_INIT: Time = SEC;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct RttEstimator {
     pub srtt: Time,
     pub rttvar: Time,
@@ -20,12 +20,6 @@ pub struct RttEstimator {
     /// Exponential backoff: the timer is RTO << backoff.
     pub backoff: u32,
     sampled: bool,
-}
-
-impl Default for RttEstimator {
-    fn default() -> Self {
-        RttEstimator { srtt: 0, rttvar: 0, min_rtt: 0, backoff: 0, sampled: false }
-    }
 }
 
 impl RttEstimator {
