@@ -33,13 +33,13 @@ test-rust:
 test-python: setup
 	$(VENV)/bin/pytest python/tests
 
-bench: setup
+bench:
+	cargo run --release -q -p tcpeval-sim --example bench
 	cargo bench -p tcpeval-sim --bench scenarios
-	$(VPY) benches/bench.py
 
 lint: setup
 	cargo clippy --workspace --all-targets -- -D warnings
-	$(VENV)/bin/ruff check python benches
+	$(VENV)/bin/ruff check python
 
 clean:
 	rm -rf target $(VENV)
