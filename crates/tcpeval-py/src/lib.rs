@@ -11,6 +11,12 @@ fn simulate(py: Python<'_>, config_json: &str) -> PyResult<String> {
         .map_err(PyValueError::new_err)
 }
 
+/// Congestion-control names accepted in scenarios (aliases included).
+#[pyfunction]
+fn algorithms() -> Vec<&'static str> {
+    tcpeval_sim::cc::ALGORITHMS.to_vec()
+}
+
 /// Engine version, recorded in every result.
 #[pyfunction]
 fn version() -> &'static str {
@@ -21,5 +27,6 @@ fn version() -> &'static str {
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     Ok(())
 }

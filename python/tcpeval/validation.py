@@ -1,0 +1,304 @@
+"""Validation of the congestion-control algorithms against their analytic response
+functions (issue 3, item 3).
+
+One flow on a 10 Gbit/s path, with Bernoulli random loss p on the bottleneck and a
+receive window of 4x the predicted mean window (so neither the BDP nor the buffer
+ever limits the window, and slow start cannot overflow the buffer). The mean
+congestion window over the run (after a warm-up of a quarter of it) is compared
+with the response function W(p) in packets:
+
+- Reno (Mathis et al., CCR 1997): W = sqrt(3 / (2p)); Linux counts acknowledged
+  packets, so delayed ACKs do not halve the growth (b = 1).
+- Scalable (Kelly 2003, Linux constants a = 0.01 per packet, b = 1/8): growth
+  linear in packets acknowledged, so from (1-b)W to W takes bW/a = 1/p packets;
+  the time average of W over that cycle is a / (p ln(1/(1-b))) = 0.0749/p.
+- HighSpeed (RFC 3649 section 5): W = 0.12 / p^0.835.
+- CUBIC (RFC 9438 section 5.1 via RFC 8312 section 5.1): the larger of the
+  cubic region's (C (3+beta) / (4 (1-beta)))^(1/4) (RTT/p)^(3/4) and the
+  Reno-friendly region's sqrt(3 (1+beta) alpha / (2 (1-beta) ... )) = sqrt(3/(2p))
+  with alpha = 3(1-beta)/(1+beta).
+- BIC (Xu, Harfoush, Rhee 2004): see `bic_window`.
+- H-TCP (Leith & Shorten 2004): no closed form; `htcp_cycle_window` iterates its
+  deterministic loss cycle numerically with Linux's alpha(Delta) and beta.
+
+Random (Poisson) losses shift every constant a little from the deterministic
+sawtooth's (Reno: about +7%, Ott, Kemperman & Mathis 1996); the bar is +-20%.
+
+Run `python -m tcpeval.validation` (or `make validate`) to regenerate
+docs/validation.md and its plots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+RATE_BPS = 10e9
+MSS = 1448
+MTU = 1500
+LOSS_EVENTS = 150  # loss events per run: enough to pin the mean within a few percent
+WARMUP = 0.25  # fraction of the run skipped (convergence from slow start)
+
+# CUBIC constants (RFC 9438 section 4; Linux tcp_cubic.c: beta 717/1024, C 410/1024)
+CUBIC_C = 0.4
+CUBIC_BETA = 0.7
+
+
+def reno_window(p: float, rtt_s: float) -> float:
+    return math.sqrt(1.5 / p)
+
+
+def scalable_window(p: float, rtt_s: float, a: float = 0.01, b: float = 0.125) -> float:
+    return a / (p * math.log(1.0 / (1.0 - b)))
+
+
+def highspeed_window(p: float, rtt_s: float) -> float:
+    return 0.12 / p**0.835
+
+
+def cubic_window(p: float, rtt_s: float, c: float = CUBIC_C, beta: float = CUBIC_BETA) -> float:
+    cubic = (c * (3.0 + beta) / (4.0 * (1.0 - beta))) ** 0.25 * (rtt_s / p) ** 0.75
+    return max(cubic, math.sqrt(1.5 / p))
+
+
+def bic_window(p: float, rtt_s: float, beta: float = 0.8, smax: float = 16.0) -> float:
+    """BIC's deterministic loss cycle, iterated per RTT (Xu et al. 2004, section 3):
+    after a loss the window restarts at beta*Wmax and climbs by binary search
+    (half the distance to Wmax per RTT, at most smax, at least 0.2 per RTT near
+    Wmax) until 1/p packets have been sent since the loss; that peak is the next
+    Wmax (steady state: fast convergence inactive as Wmax stops falling)."""
+    wmax = 2.0 / math.sqrt(p)
+    for _ in range(200):
+        w, sent, rounds = beta * wmax, 0.0, 0
+        while sent < 1.0 / p:
+            sent += w
+            rounds += 1
+            w += _bic_increment(w, wmax, smax)
+        wmax = w
+    return sent / rounds
+
+
+def _bic_increment(w: float, wmax: float, smax: float) -> float:
+    if w < wmax:
+        dist = (wmax - w) / 4.0  # Linux BICTCP_B = 4
+        return min(max(dist, 0.2), smax) if dist > 1 else 0.2
+    over = w - wmax
+    if over < 4:
+        return 0.2
+    return min(over / 3.0, smax)
+
+
+def htcp_alpha(delta_s: float, beta: float, rtt_s: float, rtt_scaling: bool = True) -> float:
+    """Linux tcp_htcp.c htcp_alpha_update: alpha = 2 (1 - beta) f(Delta), with
+    f = 1 + 10 d + (d/2)^2 for d = Delta - 1 s > 0, scaled by minRTT/100 ms
+    clamped to [0.1, 2] when use_rtt_scaling is on."""
+    d = max(delta_s - 1.0, 0.0)
+    f = 1.0 + 10.0 * d + (d / 2.0) ** 2 if d > 0 else 1.0
+    if rtt_scaling:
+        f *= min(max(rtt_s / 0.1, 0.1), 2.0)
+    return max(2.0 * f * (1.0 - beta), 1.0 / 128)
+
+
+def htcp_cycle_window(p: float, rtt_s: float, beta: float = 102 / 128) -> float:
+    """H-TCP's deterministic loss cycle: restart at beta*W, grow alpha(Delta) per
+    RTT with Delta the time since the loss, lose after 1/p packets. With a
+    constant RTT (no queue) adaptive beta = RTTmin/RTTmax = 1 is clamped to
+    102/128 (Linux BETA_MAX)."""
+    w = 1.0 / math.sqrt(p)
+    for _ in range(100):
+        cur, sent, rounds = beta * w, 0.0, 0
+        while sent < 1.0 / p:
+            sent += cur
+            rounds += 1
+            cur += htcp_alpha(rounds * rtt_s, beta, rtt_s)
+        w = cur
+    return sent / rounds
+
+
+@dataclass(frozen=True)
+class Case:
+    cc: str
+    p: float
+    rtt_s: float
+    predicted: float
+    region: str = ""
+
+
+RESPONSE = {
+    "reno": (reno_window, "Mathis: sqrt(3/(2p))"),
+    "scalable": (scalable_window, "a/(p ln(1/(1-b))) = 0.0749/p"),
+    "highspeed": (highspeed_window, "RFC 3649: 0.12/p^0.835"),
+    "cubic": (cubic_window, "RFC 9438: max(1.054 (RTT/p)^0.75, sqrt(3/(2p)))"),
+    "bic": (bic_window, "BIC binary-search cycle (numeric)"),
+    "htcp": (htcp_cycle_window, "H-TCP loss cycle (numeric)"),
+}
+
+# Loss rates per algorithm: two decades inside each one's high-speed regime.
+FULL_GRID = {
+    "reno": [(p, 0.1) for p in (1e-3, 1e-4, 1e-5)],
+    "scalable": [(p, 0.1) for p in (3e-4, 3e-5, 3e-6)],
+    "highspeed": [(p, 0.1) for p in (1e-4, 1e-5, 1e-6)],
+    "cubic": [(p, 0.1) for p in (1e-4, 1e-5, 1e-6)] + [(p, 0.005) for p in (1e-3, 1e-4)],
+    "bic": [(p, 0.1) for p in (1e-4, 1e-5, 1e-6)],
+    "htcp": [(p, 0.1) for p in (1e-4, 1e-5, 1e-6)],
+}
+
+
+def cases(algorithms: list[str], reduced: bool = False) -> list[Case]:
+    out = []
+    for cc in algorithms:
+        fn, _ = RESPONSE[cc]
+        grid = FULL_GRID[cc]
+        if reduced:
+            grid = grid[:1]
+        for p, rtt in grid:
+            w = fn(p, rtt)
+            region = ""
+            if cc == "cubic":
+                region = "reno-friendly" if w <= math.sqrt(1.5 / p) * 1.0001 else "cubic"
+            out.append(Case(cc, p, rtt, w, region))
+    return out
+
+
+def engine_config(case: Case, loss_events: int = LOSS_EVENTS, seed: int = 1) -> dict:
+    rtt_ns = int(case.rtt_s * 1e9)
+    bdp_pkts = math.ceil(RATE_BPS * case.rtt_s / 8 / MTU)
+    measured_s = loss_events / case.p * case.rtt_s / case.predicted
+    duration_s = max(measured_s / (1 - WARMUP), 20 * case.rtt_s)
+    window = min(4 * case.predicted, bdp_pkts / 2)
+    return {
+        "seed": seed,
+        "duration_ns": int(duration_s * 1e9),
+        "interval_ns": int(max(duration_s / 200, case.rtt_s) * 1e9),
+        "trace_interval_ns": int(max(duration_s / 4000, case.rtt_s / 2) * 1e9),
+        "network": {
+            "bottleneck_rate_bps": RATE_BPS,
+            "bottleneck_delay_ns": 0,
+            "access_rate_bps": RATE_BPS * 10,
+            "buffer_pkts": bdp_pkts,
+            "reverse_buffer_pkts": bdp_pkts,
+            "queue": "droptail",
+            "loss": case.p,
+        },
+        "flows": [
+            {
+                "cc": case.cc,
+                "rtt_ns": rtt_ns,
+                "max_window_bytes": int(window) * MSS,
+            }
+        ],
+    }
+
+
+def measure(case: Case, loss_events: int = LOSS_EVENTS, seed: int = 1) -> dict:
+    """Run one case; returns the mean cwnd after warm-up and the ratio to theory."""
+    from tcpeval import _sim
+
+    cfg = engine_config(case, loss_events, seed)
+    res = json.loads(_sim.simulate(json.dumps(cfg)))
+    t = np.asarray(res["trace"]["t_ns"], dtype=float)
+    cwnd = np.asarray(res["trace"]["cwnd_pkts"], dtype=float)
+    keep = t >= WARMUP * cfg["duration_ns"]
+    mean_cwnd = float(cwnd[keep].mean())
+    return {
+        "cc": case.cc,
+        "p": case.p,
+        "rtt_ms": case.rtt_s * 1e3,
+        "region": case.region,
+        "predicted": case.predicted,
+        "mean_cwnd": mean_cwnd,
+        "ratio": mean_cwnd / case.predicted,
+        "drops": res["links"][0]["drops_random"],
+        "overflow_drops": res["links"][0]["drops_overflow"],
+        "timeouts": res["flows"][0]["timeouts"],
+        "duration_s": cfg["duration_ns"] / 1e9,
+    }
+
+
+def _plot(rows: list[dict], cc: str, out_png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fn, label = RESPONSE[cc]
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    for rtt in sorted({r["rtt_ms"] for r in rows}):
+        pts = [r for r in rows if r["rtt_ms"] == rtt]
+        ps = np.logspace(math.log10(min(r["p"] for r in pts)) - 0.3,
+                         math.log10(max(r["p"] for r in pts)) + 0.3, 50)
+        ax.loglog(ps, [fn(p, rtt / 1e3) for p in ps], "-", label=f"{label} (RTT {rtt:g} ms)")
+        ax.loglog([r["p"] for r in pts], [r["mean_cwnd"] for r in pts], "o",
+                  label=f"simulated (RTT {rtt:g} ms)")
+    ax.set_xlabel("random loss probability p")
+    ax.set_ylabel("mean cwnd (packets)")
+    ax.set_title(cc)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=110)
+    plt.close(fig)
+
+
+def write_report(rows: list[dict], out_md: Path) -> None:
+    img_dir = out_md.parent / "validation"
+    img_dir.mkdir(parents=True, exist_ok=True)
+    lines = [
+        "# Validation against analytic response functions",
+        "",
+        "Generated by `make validate` (`python -m tcpeval.validation`). One flow on a",
+        "10 Gbit/s path with Bernoulli random loss p; receive window 4x the predicted",
+        f"mean window; {LOSS_EVENTS} loss events expected per run; the first",
+        f"{int(WARMUP * 100)}% of each run is skipped. Bar: mean cwnd within +-20% of",
+        "the response function. See `python/tcpeval/validation.py` for the formulas",
+        "and their sources.",
+        "",
+        "| algorithm | RTT ms | p | region | predicted W | mean cwnd | ratio | loss events | "
+        "timeouts | within 20% |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        ok = "yes" if 0.8 <= r["ratio"] <= 1.2 else "**no**"
+        lines.append(
+            f"| {r['cc']} | {r['rtt_ms']:g} | {r['p']:.0e} | {r['region']} | "
+            f"{r['predicted']:.1f} | {r['mean_cwnd']:.1f} | {r['ratio']:.3f} | {r['drops']} | "
+            f"{r['timeouts']} | {ok} |"
+        )
+    lines.append("")
+    for cc in dict.fromkeys(r["cc"] for r in rows):
+        png = img_dir / f"{cc}.png"
+        _plot([r for r in rows if r["cc"] == cc], cc, png)
+        lines += [f"## {cc}", "", f"![{cc}](validation/{cc}.png)", ""]
+    out_md.write_text("\n".join(lines))
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tcpeval.cc_names import available_algorithms
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=Path("docs/validation.md"))
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--reduced", action="store_true", help="one point per algorithm")
+    ap.add_argument("algorithms", nargs="*", help="default: every one with a response function")
+    args = ap.parse_args(argv)
+    known = available_algorithms()
+    algos = args.algorithms or [a for a in RESPONSE if a in known]
+    todo = cases(algos, reduced=args.reduced)
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        rows = list(pool.map(measure, todo))
+    for r in rows:
+        print(f"{r['cc']:<10} p={r['p']:.0e} rtt={r['rtt_ms']:g}ms predicted={r['predicted']:.1f} "
+              f"mean={r['mean_cwnd']:.1f} ratio={r['ratio']:.3f}")
+    write_report(rows, args.out)
+    bad = [r for r in rows if not 0.8 <= r["ratio"] <= 1.2]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
