@@ -21,6 +21,7 @@ enum Ev {
     TxDone(u32),
     Arrive(u32),
     Rto(u32),
+    Pace(u32),
     DelAck(u32),
     Start(u32),
     Report,
@@ -82,6 +83,7 @@ pub struct Simulation {
     senders: Vec<Sender>,
     receivers: Vec<Receiver>,
     rto_event: Vec<Option<Time>>,
+    pace_event: Vec<Option<Time>>,
     delack_event: Vec<Option<Time>>,
     out: Vec<Packet>,
     intervals: FlowIntervals,
@@ -152,6 +154,7 @@ impl Simulation {
             senders,
             receivers,
             rto_event: vec![None; n],
+            pace_event: vec![None; n],
             delack_event: vec![None; n],
             out: Vec::with_capacity(64),
             intervals: FlowIntervals::default(),
@@ -211,6 +214,7 @@ impl Simulation {
                 self.deliver(to, p);
             }
             Ev::Rto(f) => self.on_rto_event(f as usize, now),
+            Ev::Pace(f) => self.on_pace_event(f as usize, now),
             Ev::DelAck(f) => self.on_delack_event(f as usize, now),
             Ev::Start(f) => {
                 let mut out = std::mem::take(&mut self.out);
@@ -268,6 +272,31 @@ impl Simulation {
         }
         self.out = out;
         self.sync_rto(f);
+        self.sync_pace(f);
+    }
+
+    fn sync_pace(&mut self, f: usize) {
+        if let Some(d) = self.senders[f].pace_deadline {
+            if self.pace_event[f].is_none_or(|t| t > d) {
+                self.pace_event[f] = Some(d);
+                self.sched.at(d, Ev::Pace(f as u32));
+            }
+        }
+    }
+
+    fn on_pace_event(&mut self, f: usize, now: Time) {
+        if self.pace_event[f] != Some(now) {
+            return;
+        }
+        self.pace_event[f] = None;
+        match self.senders[f].pace_deadline {
+            Some(d) if d <= now => {
+                let mut out = std::mem::take(&mut self.out);
+                self.senders[f].on_pace_timer(now, &mut out);
+                self.flush(f, out);
+            }
+            _ => self.sync_pace(f),
+        }
     }
 
     /// Timers are lazy: at most one live event per timer; a deadline moved later is

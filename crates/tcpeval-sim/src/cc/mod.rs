@@ -47,6 +47,8 @@ pub struct CcState {
     pub cwnd_limited: bool,
     /// Pacing rate requested by the algorithm, bytes per second (0 = no pacing).
     pub pacing_rate: f64,
+    /// Current congestion state (Linux `icsk_ca_state`).
+    pub ca_state: CaState,
 }
 
 impl CcState {
@@ -66,6 +68,7 @@ impl CcState {
             delivered: 0,
             cwnd_limited: true,
             pacing_rate: 0.0,
+            ca_state: CaState::Open,
         }
     }
 
@@ -84,6 +87,36 @@ pub struct AckSample {
     pub rtt: Option<Time>,
     /// Packets in flight before this ACK was processed.
     pub in_flight: u32,
+}
+
+/// A delivery-rate sample (Linux `struct rate_sample`, net/ipv4/tcp_rate.c; the
+/// algorithm of draft-cheng-iccrg-delivery-rate-estimation): packets delivered
+/// over the longer of the send and ACK intervals of the flight they belong to.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RateSample {
+    /// Packets delivered in the sampling interval (0 if no valid sample).
+    pub delivered: u64,
+    /// Sampling interval; 0 if the sample is invalid (shorter than min RTT).
+    pub interval: Time,
+    /// Whether the flight was limited by the application rather than the network.
+    pub is_app_limited: bool,
+    /// Packets newly delivered (acked or SACKed) by this ACK.
+    pub acked_sacked: u32,
+    /// Packets newly marked lost on this ACK.
+    pub losses: u32,
+    /// Packets in flight before this ACK.
+    pub prior_in_flight: u32,
+    /// Total delivered when the sampled packet was sent (Linux `prior_delivered`).
+    pub prior_delivered: u64,
+    /// RTT sample from this ACK, if any.
+    pub rtt: Option<Time>,
+}
+
+impl RateSample {
+    /// Delivery rate in packets per second, if the sample is valid.
+    pub fn rate_pps(&self) -> Option<f64> {
+        (self.interval > 0 && self.delivered > 0).then(|| self.delivered as f64 * 1e9 / self.interval as f64)
+    }
 }
 
 /// Linux `enum tcp_ca_state`.
@@ -118,6 +151,11 @@ pub trait CongestionOps {
     fn pkts_acked(&mut self, _s: &mut CcState, _sample: &AckSample) {}
     fn set_state(&mut self, _s: &mut CcState, _state: CaState) {}
     fn cwnd_event(&mut self, _s: &mut CcState, _event: CaEvent) {}
+    /// Full control of cwnd and pacing on every ACK (Linux `cong_control`, used by
+    /// BBR). Return true to replace the sender's own PRR / `cong_avoid` step.
+    fn cong_control(&mut self, _s: &mut CcState, _rs: &RateSample) -> bool {
+        false
+    }
 }
 
 /// Linux `tcp_slow_start`: grow by one packet per packet acked, stopping at
@@ -200,6 +238,9 @@ impl CongestionOps for Cc {
     }
     fn cwnd_event(&mut self, s: &mut CcState, event: CaEvent) {
         self.ops().cwnd_event(s, event)
+    }
+    fn cong_control(&mut self, s: &mut CcState, rs: &RateSample) -> bool {
+        self.ops().cong_control(s, rs)
     }
 }
 

@@ -7,7 +7,7 @@
 //! Counters follow Linux (`net/ipv4/tcp_input.c`): packets in flight =
 //! packets_out - sacked_out - lost_out + retrans_out.
 
-use crate::cc::{AckSample, CaEvent, CaState, Cc, CcState, CongestionOps, INFINITE_SSTHRESH};
+use crate::cc::{AckSample, CaEvent, CaState, Cc, CcState, CongestionOps, RateSample, INFINITE_SSTHRESH};
 use crate::net::{Packet, SegRange};
 use crate::tcp::receiver::NO_TS;
 use crate::tcp::rtt::RttEstimator;
@@ -23,11 +23,31 @@ const LOST: u8 = 2;
 /// retransmitted, so RETRANS implies LOST and lost_out >= retrans_out.
 const RETRANS: u8 = 4;
 
+/// The flight this segment was (last) sent in was application-limited.
+const APP_LIMITED: u8 = 8;
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Seg {
     flags: u8,
     /// snd_nxt when the segment was last retransmitted.
     retrans_hi: u64,
+    /// Delivery-rate bookkeeping at the last transmission (Linux `tcp_skb_cb.tx`).
+    tx_time: Time,
+    first_tx: Time,
+    delivered_at_tx: u64,
+    delivered_time_at_tx: Time,
+}
+
+/// The newest delivered segment's send-time state, from which an ACK's rate
+/// sample is built (Linux `tcp_rate_skb_delivered`).
+#[derive(Clone, Copy, Default)]
+struct RateTrack {
+    have: bool,
+    tx_time: Time,
+    prior_delivered: u64,
+    prior_time: Time,
+    send_interval: Time,
+    app_limited: bool,
 }
 
 pub struct SenderConfig {
@@ -84,6 +104,19 @@ pub struct Sender {
     window_seq: u64,
     max_packets_out: u64,
     limited_flag: bool,
+    /// Start of the current flight and time of the last delivery (Linux
+    /// `first_tx_mstamp`, `delivered_mstamp`).
+    first_tx_time: Time,
+    delivered_time: Time,
+    /// Non-zero while the flow is application-limited: the delivered count at
+    /// which that ends (Linux `tp->app_limited`).
+    app_limited_until: u64,
+    /// Earliest departure time of the next packet when pacing.
+    pace_next: Time,
+    /// When the pacing timer must call `send` again, if it is waiting.
+    pub pace_deadline: Option<Time>,
+    /// The rate sample of the last ACK (for tests and traces).
+    pub last_rate_sample: RateSample,
     pub counters: SenderCounters,
     pub completed: Option<Time>,
 }
@@ -117,6 +150,12 @@ impl Sender {
             window_seq: 0,
             max_packets_out: 0,
             limited_flag: false,
+            first_tx_time: 0,
+            delivered_time: 0,
+            app_limited_until: 0,
+            pace_next: 0,
+            pace_deadline: None,
+            last_rate_sample: RateSample::default(),
             counters: SenderCounters::default(),
             completed: None,
         }
@@ -179,14 +218,18 @@ impl Sender {
         self.sync_state(now);
         let prior_in_flight = self.in_flight() as u32;
         let acked = p.ack - self.snd_una;
-        let mut delivered = self.ack_cumulative(p.ack);
+        let mut track = RateTrack::default();
+        let mut delivered = self.ack_cumulative(p.ack, &mut track);
         if self.cfg.sack {
-            delivered += self.apply_sack(p.sack_blocks());
+            delivered += self.apply_sack(p.sack_blocks(), &mut track);
         } else {
             delivered = self.count_dupacks(acked, delivered);
         }
         let rtt = self.take_rtt_sample(p, now, acked > 0 || delivered > 0);
         self.s.delivered += delivered as u64;
+        if delivered > 0 {
+            self.delivered_time = now;
+        }
         self.sync_state(now);
         if delivered > 0 {
             let sample = AckSample { acked: delivered, rtt, in_flight: prior_in_flight };
@@ -195,7 +238,15 @@ impl Sender {
         let newly_lost = if self.cfg.sack { self.mark_lost_sack() + self.mark_lost_retrans() } else { 0 };
         self.run_state_machine(acked);
         self.sync_state(now);
-        self.adjust_cwnd(acked, delivered, newly_lost);
+        let mut rs = self.rate_sample(&track, now);
+        rs.acked_sacked = delivered;
+        rs.losses = newly_lost;
+        rs.prior_in_flight = prior_in_flight;
+        rs.rtt = rtt;
+        self.last_rate_sample = rs;
+        if !self.cc.cong_control(&mut self.s, &rs) {
+            self.adjust_cwnd(acked, delivered, newly_lost);
+        }
         self.restart_rto_after_ack(acked, now);
         self.check_completion(now);
         self.send(now, out);
@@ -203,7 +254,7 @@ impl Sender {
 
     /// Drop cumulatively acknowledged segments; returns how many were not SACKed
     /// before (newly delivered).
-    fn ack_cumulative(&mut self, ack: u64) -> u32 {
+    fn ack_cumulative(&mut self, ack: u64, track: &mut RateTrack) -> u32 {
         let mut delivered = 0;
         while self.snd_una < ack {
             let seg = self.segs.pop_front().expect("scoreboard shorter than window");
@@ -213,6 +264,7 @@ impl Sender {
                 }
             } else {
                 delivered += 1;
+                self.note_delivered(&seg, track);
             }
             if seg.flags & LOST != 0 {
                 self.lost_out -= 1;
@@ -264,18 +316,18 @@ impl Sender {
     }
 
     /// Merge the ACK's SACK blocks into the scoreboard; returns newly SACKed count.
-    fn apply_sack(&mut self, blocks: &[SegRange]) -> u32 {
+    fn apply_sack(&mut self, blocks: &[SegRange], track: &mut RateTrack) -> u32 {
         let mut newly = 0;
         for &(start, end) in blocks {
             let (start, end) = (start.max(self.snd_una), end.min(self.snd_nxt));
             if start < end {
-                newly += self.merge_sack_range(start, end);
+                newly += self.merge_sack_range(start, end, track);
             }
         }
         newly
     }
 
-    fn merge_sack_range(&mut self, start: u64, end: u64) -> u32 {
+    fn merge_sack_range(&mut self, start: u64, end: u64, track: &mut RateTrack) -> u32 {
         // Ranges touching [start, end) (overlapping or adjacent) are merged into one.
         let first = self.sacked.partition_point(|r| r.1 < start);
         let last = self.sacked.partition_point(|r| r.0 <= end);
@@ -284,12 +336,12 @@ impl Sender {
         for i in first..last {
             let (rs, re) = self.sacked[i];
             if rs > cur {
-                newly += self.mark_sacked(cur, rs.min(end));
+                newly += self.mark_sacked(cur, rs.min(end), track);
             }
             cur = cur.max(re);
         }
         if cur < end {
-            newly += self.mark_sacked(cur, end);
+            newly += self.mark_sacked(cur, end, track);
         }
         if first == last {
             self.sacked.insert(first, (start, end));
@@ -301,11 +353,12 @@ impl Sender {
         newly
     }
 
-    fn mark_sacked(&mut self, start: u64, end: u64) -> u32 {
+    fn mark_sacked(&mut self, start: u64, end: u64, track: &mut RateTrack) -> u32 {
         for seq in start..end {
-            let seg = self.seg(seq);
+            let seg = *self.seg(seq);
+            self.note_delivered(&seg, track);
             let flags = seg.flags;
-            seg.flags = SACKED;
+            self.seg(seq).flags = SACKED;
             if flags & LOST != 0 {
                 self.lost_out -= 1;
             }
@@ -317,6 +370,43 @@ impl Sender {
         (end - start) as u32
     }
 
+    /// Remember the most recently sent of the segments this ACK delivers (Linux
+    /// `tcp_rate_skb_delivered`); its flight's start opens the next flight.
+    fn note_delivered(&mut self, seg: &Seg, track: &mut RateTrack) {
+        if track.have && seg.tx_time < track.tx_time {
+            return;
+        }
+        *track = RateTrack {
+            have: true,
+            tx_time: seg.tx_time,
+            prior_delivered: seg.delivered_at_tx,
+            prior_time: seg.delivered_time_at_tx,
+            send_interval: seg.tx_time.saturating_sub(seg.first_tx),
+            app_limited: seg.flags & APP_LIMITED != 0,
+        };
+        self.first_tx_time = seg.tx_time;
+    }
+
+    /// Linux `tcp_rate_gen`: delivered over max(send interval, ACK interval); an
+    /// interval shorter than the minimum RTT is not a valid sample.
+    fn rate_sample(&mut self, track: &RateTrack, now: Time) -> RateSample {
+        if self.app_limited_until != 0 && self.s.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        if !track.have {
+            return RateSample::default();
+        }
+        let interval = track.send_interval.max(now.saturating_sub(track.prior_time));
+        let valid = interval > 0 && interval >= self.rtt.min_rtt;
+        RateSample {
+            delivered: self.s.delivered - track.prior_delivered,
+            interval: if valid { interval } else { 0 },
+            is_app_limited: track.app_limited,
+            prior_delivered: track.prior_delivered,
+            ..RateSample::default()
+        }
+    }
+
     /// RFC 6675 IsLost: a segment with at least DupThresh SACKed segments above it
     /// is lost. Segments below the DupThresh-th highest SACKed one qualify.
     fn mark_lost_sack(&mut self) -> u32 {
@@ -324,8 +414,8 @@ impl Sender {
         let mut newly = 0;
         for seq in self.lost_scan.max(self.snd_una)..limit {
             let seg = self.seg(seq);
-            if seg.flags == 0 {
-                seg.flags = LOST;
+            if seg.flags & (SACKED | LOST | RETRANS) == 0 {
+                seg.flags |= LOST;
                 newly += 1;
                 self.retx_hint = self.retx_hint.min(seq);
             }
@@ -373,6 +463,7 @@ impl Sender {
     fn set_state(&mut self, state: CaState) {
         if self.state != state {
             self.state = state;
+            self.s.ca_state = state;
             self.cc.set_state(&mut self.s, state);
         }
     }
@@ -419,8 +510,8 @@ impl Sender {
 
     /// NewReno (RFC 6582): the first unacknowledged segment is presumed lost.
     fn mark_head_lost(&mut self) {
-        if self.snd_una < self.snd_nxt && self.seg(self.snd_una).flags == 0 {
-            self.seg(self.snd_una).flags = LOST;
+        if self.snd_una < self.snd_nxt && self.seg(self.snd_una).flags & (SACKED | LOST | RETRANS) == 0 {
+            self.seg(self.snd_una).flags |= LOST;
             self.lost_out += 1;
             self.retx_hint = self.snd_una;
         }
@@ -551,12 +642,15 @@ impl Sender {
 
     /// Send while the window allows: lost segments first, then new data.
     pub fn send(&mut self, now: Time, out: &mut Vec<Packet>) {
-        while self.in_flight() < self.s.cwnd as u64 {
+        while self.in_flight() < self.s.cwnd as u64 && !self.pacing_wait(now) {
             if let Some(seq) = self.next_lost() {
                 self.retransmit(seq, now, out);
             } else if self.may_send_new() {
                 self.send_new(now, out);
             } else {
+                // Nothing to send with window to spare: application-limited
+                // (Linux `tcp_rate_check_app_limited`).
+                self.app_limited_until = (self.s.delivered + self.in_flight()).max(1);
                 break;
             }
         }
@@ -564,6 +658,25 @@ impl Sender {
         if self.packets_out() > 0 && self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
+    }
+
+    /// The pacing timer fired.
+    pub fn on_pace_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.pace_deadline = None;
+        if self.completed.is_none() {
+            self.s.now = now;
+            self.send(now, out);
+        }
+    }
+
+    /// With a pacing rate set, hold the next packet until its departure time
+    /// (Linux internal pacing / fq: per-flow earliest departure times).
+    fn pacing_wait(&mut self, now: Time) -> bool {
+        if self.s.pacing_rate <= 0.0 || self.pace_next <= now {
+            return false;
+        }
+        self.pace_deadline = Some(self.pace_next);
+        true
     }
 
     fn next_lost(&mut self) -> Option<u64> {
@@ -587,11 +700,36 @@ impl Sender {
     fn emit(&mut self, seq: u64, now: Time, out: &mut Vec<Packet>) {
         let payload = self.seg_payload(seq);
         let wire = payload + self.cfg.header_bytes;
+        if self.s.pacing_rate > 0.0 {
+            let gap = (wire as f64 * 1e9 / self.s.pacing_rate) as Time;
+            self.pace_next = self.pace_next.max(now) + gap;
+        }
         out.push(Packet::data(self.cfg.flow, self.cfg.dst, seq, payload, wire, now));
         self.counters.segments_sent += 1;
         self.counters.bytes_sent += payload as u64;
         if self.state == CaState::Recovery {
             self.prr_out += 1;
+        }
+    }
+
+    /// Linux `tcp_rate_skb_sent`: record the flight state the segment leaves in;
+    /// sending into an empty network starts a new flight.
+    fn stamp_for_rate(&mut self, seq: u64, now: Time, network_empty: bool) {
+        if network_empty {
+            self.first_tx_time = now;
+            self.delivered_time = now;
+        }
+        let (first_tx, delivered, delivered_time) = (self.first_tx_time, self.s.delivered, self.delivered_time);
+        let app_limited = self.app_limited_until != 0;
+        let seg = self.seg(seq);
+        seg.tx_time = now;
+        seg.first_tx = first_tx;
+        seg.delivered_at_tx = delivered;
+        seg.delivered_time_at_tx = delivered_time;
+        if app_limited {
+            seg.flags |= APP_LIMITED;
+        } else {
+            seg.flags &= !APP_LIMITED;
         }
     }
 
@@ -603,22 +741,28 @@ impl Sender {
         self.retrans_out += 1;
         self.retrans_fifo.push_back(seq);
         self.counters.retransmits += 1;
+        self.stamp_for_rate(seq, now, false);
         self.emit(seq, now, out);
     }
 
     fn send_new(&mut self, now: Time, out: &mut Vec<Packet>) {
-        if self.packets_out() == 0 {
+        let network_empty = self.packets_out() == 0;
+        if network_empty {
             self.cc.cwnd_event(&mut self.s, CaEvent::TxStart);
         }
         let seq = self.snd_nxt;
         self.segs.push_back(Seg::default());
         self.snd_nxt += 1;
+        self.stamp_for_rate(seq, now, network_empty);
         self.emit(seq, now, out);
     }
 
     /// Check the scoreboard against its counters (used by tests).
     pub fn check_invariants(&self) -> Result<(), String> {
         let count = |f: u8| self.segs.iter().filter(|s| s.flags & f != 0).count() as u32;
+        if self.segs.iter().any(|s| s.flags & SACKED != 0 && s.flags & (LOST | RETRANS) != 0) {
+            return Err("a SACKed segment is still marked lost or retransmitted".into());
+        }
         if self.segs.len() as u64 != self.packets_out() {
             return Err("scoreboard length != packets_out".into());
         }
@@ -632,5 +776,122 @@ impl Sender {
             return Err("retransmitted segment not marked lost".into());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::Reno;
+    use crate::time::MS;
+
+    fn sender(sack: bool) -> Sender {
+        let cfg = SenderConfig {
+            flow: 0,
+            dst: 1,
+            mss: 1448,
+            header_bytes: 52,
+            total_bytes: None,
+            max_window: u64::MAX,
+            sack,
+            initial_cwnd: 10,
+        };
+        Sender::new(cfg, Cc::Reno(Reno))
+    }
+
+    fn ack(cum: u64, sack: &[(u64, u64)], ts_ecr: Time) -> Packet {
+        let mut p = Packet::ack(0, 0, cum, 52, 0, ts_ecr);
+        p.sack[..sack.len()].copy_from_slice(sack);
+        p.nsack = sack.len() as u8;
+        p
+    }
+
+    #[test]
+    fn initial_window_goes_out_at_once_without_pacing() {
+        let mut s = sender(true);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        assert_eq!(out.len(), 10);
+        assert_eq!(s.pace_deadline, None);
+        assert!(s.rto_deadline.is_some());
+    }
+
+    #[test]
+    fn pacing_spaces_packets_by_size_over_rate() {
+        let mut s = sender(true);
+        s.s.pacing_rate = 1500.0 * 1000.0; // one 1500-byte packet per ms
+        let mut out = vec![];
+        s.start(0, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(s.pace_deadline, Some(MS));
+        s.on_pace_timer(MS, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(s.pace_deadline, Some(2 * MS));
+    }
+
+    #[test]
+    fn rate_sample_is_delivered_over_the_ack_interval() {
+        let mut s = sender(true);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        s.on_ack(&ack(10, &[], 0), 100 * MS, &mut out);
+        let rs = s.last_rate_sample;
+        assert_eq!((rs.delivered, rs.interval, rs.acked_sacked), (10, 100 * MS, 10));
+        assert_eq!(rs.rate_pps(), Some(100.0));
+    }
+
+    #[test]
+    fn three_sacked_segments_above_a_hole_start_recovery() {
+        let mut s = sender(true);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        out.clear();
+        s.on_ack(&ack(0, &[(1, 3)], 0), 50 * MS, &mut out);
+        assert_eq!(s.state, CaState::Disorder);
+        // Two segments left the network: two new ones go out (as limited transmit).
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![10, 11]);
+        out.clear();
+        s.on_ack(&ack(0, &[(1, 4)], 0), 51 * MS, &mut out);
+        assert_eq!(s.state, CaState::Recovery);
+        assert_eq!(s.s.ssthresh, 5);
+        assert_eq!(out[0].seq, 0, "the hole is retransmitted first");
+        assert_eq!(s.counters.retransmits, 1);
+        s.check_invariants().unwrap();
+        // The retransmission fills the hole: recovery ends with cwnd = ssthresh,
+        // then (as Linux's tcp_ack orders it) congestion avoidance runs on the same
+        // ACK, which delivers more than cwnd = 5 packets: +1.
+        let snd_nxt = s.snd_nxt();
+        s.on_ack(&ack(snd_nxt, &[], 0), 100 * MS, &mut out);
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!((s.s.ssthresh, s.s.cwnd), (5, 6));
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn three_dupacks_without_sack_retransmit_the_head() {
+        let mut s = sender(false);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        out.clear();
+        for k in 0..3 {
+            s.on_ack(&ack(0, &[], 0), (50 + k) * MS, &mut out);
+        }
+        assert_eq!(s.state, CaState::Recovery);
+        assert_eq!(out.iter().filter(|p| p.seq == 0).count(), 1);
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn timeout_resets_cwnd_and_resends_the_head() {
+        let mut s = sender(true);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        out.clear();
+        s.on_rto(1000 * MS, &mut out);
+        assert_eq!((s.s.cwnd, s.s.ssthresh, s.state), (1, 5, CaState::Loss));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 0);
+        assert_eq!(s.rtt.backoff, 1);
+        s.check_invariants().unwrap();
     }
 }
