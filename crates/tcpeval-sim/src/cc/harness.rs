@@ -28,7 +28,7 @@ impl<C: CongestionOps> Harness<C> {
     /// Deliver `n` packets in one ACK, as the sender does: pkts_acked, then
     /// cong_avoid if cwnd-limited.
     pub fn ack(&mut self, n: u32) {
-        let sample = AckSample { acked: n, rtt: Some(self.rtt), in_flight: self.s.cwnd };
+        let sample = AckSample { acked: n, rtt: Some(self.rtt), in_flight: self.s.cwnd, ..Default::default() };
         self.s.snd_una += n as u64;
         self.s.delivered += n as u64;
         self.cc.pkts_acked(&mut self.s, &sample);

@@ -87,6 +87,12 @@ pub struct AckSample {
     pub rtt: Option<Time>,
     /// Packets in flight before this ACK was processed.
     pub in_flight: u32,
+    /// The ACK's timestamps (RFC 7323): the receiver's clock when it sent the
+    /// ACK and the sender's clock it echoes. Clocks are synchronised in the
+    /// simulator, so `rcv_tsval - rcv_tsecr` is the forward one-way delay of the
+    /// echoed segment plus the receiver's ACK delay (what TCP-LP measures).
+    pub rcv_tsval: Time,
+    pub rcv_tsecr: Option<Time>,
 }
 
 /// A delivery-rate sample (Linux `struct rate_sample`, net/ipv4/tcp_rate.c; the

@@ -232,7 +232,8 @@ impl Sender {
         }
         self.sync_state(now);
         if delivered > 0 {
-            let sample = AckSample { acked: delivered, rtt, in_flight: prior_in_flight };
+            let tsecr = (p.ts_ecr != NO_TS).then_some(p.ts_ecr);
+            let sample = AckSample { acked: delivered, rtt, in_flight: prior_in_flight, rcv_tsval: p.ts_val, rcv_tsecr: tsecr };
             self.cc.pkts_acked(&mut self.s, &sample);
         }
         let newly_lost = if self.cfg.sack { self.mark_lost_sack() + self.mark_lost_retrans() } else { 0 };
