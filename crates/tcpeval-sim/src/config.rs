@@ -14,6 +14,9 @@ pub struct Config {
     pub trace_interval_ns: u64,
     pub network: NetworkConfig,
     pub flows: Vec<FlowConfig>,
+    /// UDP cross-traffic streams (constant rate or sinusoidal).
+    #[serde(default)]
+    pub udp: Vec<UdpConfig>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -35,6 +38,81 @@ pub struct NetworkConfig {
     pub queue: String,
     #[serde(default)]
     pub loss: f64,
+    /// RED parameters when `queue = "red"`; missing ones are derived from the buffer.
+    #[serde(default)]
+    pub red: RedConfig,
+    /// A parking lot: several hops in a chain. Absent: one hop built from the
+    /// bottleneck fields above (the dumbbell).
+    #[serde(default)]
+    pub hops: Option<Vec<HopConfig>>,
+}
+
+/// One hop of a chain (parking lot); same fields as the single bottleneck.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct HopConfig {
+    pub rate_bps: f64,
+    #[serde(default)]
+    pub delay_ns: u64,
+    #[serde(default)]
+    pub buffer_pkts: Option<u64>,
+    #[serde(default)]
+    pub buffer_bytes: Option<u64>,
+    #[serde(default)]
+    pub reverse_buffer_pkts: Option<u64>,
+    #[serde(default)]
+    pub reverse_buffer_bytes: Option<u64>,
+    #[serde(default = "default_queue")]
+    pub queue: String,
+    #[serde(default)]
+    pub loss: f64,
+    #[serde(default)]
+    pub red: RedConfig,
+}
+
+/// RED thresholds (packets), EWMA weight, max drop probability, gentle mode.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RedConfig {
+    pub min_th: Option<f64>,
+    pub max_th: Option<f64>,
+    pub w_q: Option<f64>,
+    pub max_p: Option<f64>,
+    pub gentle: Option<bool>,
+}
+
+/// A UDP stream: rate(t) = rate + amplitude * sin(2 pi (t - start) / period + 2 pi phase).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct UdpConfig {
+    pub rate_bps: f64,
+    #[serde(default)]
+    pub amplitude_bps: f64,
+    #[serde(default = "default_period")]
+    pub period_ns: u64,
+    /// Phase as a fraction of the period.
+    #[serde(default)]
+    pub phase: f64,
+    #[serde(default)]
+    pub start_ns: u64,
+    #[serde(default)]
+    pub stop_ns: Option<u64>,
+    #[serde(default = "default_mtu")]
+    pub packet_bytes: u32,
+    #[serde(default = "default_direction")]
+    pub direction: String,
+    #[serde(default)]
+    pub path: Option<[u32; 2]>,
+    /// Round-trip propagation delay of the stream's path (sets its access delay).
+    pub rtt_ns: u64,
+}
+
+fn default_period() -> u64 {
+    60_000_000_000
+}
+
+fn default_direction() -> String {
+    "forward".into()
 }
 
 fn default_queue() -> String {
@@ -66,6 +144,21 @@ pub struct FlowConfig {
     pub delack_timeout_ns: u64,
     #[serde(default = "default_iw")]
     pub initial_cwnd: u32,
+    /// "forward" (data over the forward bottleneck) or "reverse".
+    #[serde(default = "default_direction")]
+    pub direction: String,
+    /// Routers where the flow enters and leaves the chain (parking lot).
+    #[serde(default)]
+    pub path: Option<[u32; 2]>,
+    /// The application stops offering new data at this time.
+    #[serde(default)]
+    pub stop_ns: Option<u64>,
+    /// Record per-interval rows for this flow (off for background flows).
+    #[serde(default = "yes")]
+    pub trace: bool,
+    /// Sender interface queue limit in packets (Linux txqueuelen); none = unlimited.
+    #[serde(default)]
+    pub nic_queue_pkts: Option<u64>,
 }
 
 fn default_mss() -> u32 {
@@ -84,6 +177,27 @@ fn default_delack() -> u64 {
 /// Linux TCP_INIT_CWND (RFC 6928).
 fn default_iw() -> u32 {
     10
+}
+
+impl FlowConfig {
+    /// A bulk flow with every default (those of the JSON interface).
+    pub fn bulk(cc: &str, rtt_ns: u64) -> FlowConfig {
+        serde_json::from_value(serde_json::json!({"cc": cc, "rtt_ns": rtt_ns})).expect("defaults are valid")
+    }
+}
+
+impl NetworkConfig {
+    /// A DropTail dumbbell with the same buffer (packets) in both directions and
+    /// access links ten times faster than the bottleneck.
+    pub fn dumbbell(rate_bps: f64, buffer_pkts: u64) -> NetworkConfig {
+        serde_json::from_value(serde_json::json!({
+            "bottleneck_rate_bps": rate_bps,
+            "access_rate_bps": rate_bps * 10.0,
+            "buffer_pkts": buffer_pkts,
+            "reverse_buffer_pkts": buffer_pkts,
+        }))
+        .expect("defaults are valid")
+    }
 }
 
 fn positive(field: &str, v: f64) -> Result<(), String> {
@@ -112,25 +226,130 @@ impl Config {
         if self.flows.is_empty() {
             return Err("flows: at least one flow is needed".into());
         }
+        let delays = self.network.hop_delays();
         for (i, f) in self.flows.iter().enumerate() {
-            f.validate(i, self.network.bottleneck_delay_ns)?;
+            f.validate(i, &delays)?;
+        }
+        for (i, u) in self.udp.iter().enumerate() {
+            u.validate(i, &delays)?;
         }
         Ok(())
     }
 }
 
+/// Routers a stream enters and leaves: its path, or the chain's ends by direction.
+pub fn endpoints(direction: &str, path: Option<[u32; 2]>, n_hops: usize) -> [u32; 2] {
+    match (path, direction) {
+        (Some(p), _) => p,
+        (None, "reverse") => [n_hops as u32, 0],
+        (None, _) => [0, n_hops as u32],
+    }
+}
+
+fn check_path(field: &str, direction: &str, path: Option<[u32; 2]>, delays: &[u64], rtt_ns: u64) -> Result<(), String> {
+    if direction != "forward" && direction != "reverse" {
+        return Err(format!("{field}.direction: '{direction}' is not one of forward, reverse"));
+    }
+    let [a, b] = endpoints(direction, path, delays.len());
+    if a == b || a as usize > delays.len() || b as usize > delays.len() {
+        return Err(format!("{field}.path: routers must differ and lie in 0..={}", delays.len()));
+    }
+    let (lo, hi) = (a.min(b) as usize, a.max(b) as usize);
+    let one_way: u64 = delays[lo..hi].iter().sum();
+    if rtt_ns < 2 * one_way {
+        return Err(format!("{field}.rtt_ns: must be at least twice the one-way delay of its path ({one_way} ns)"));
+    }
+    Ok(())
+}
+
+impl UdpConfig {
+    fn validate(&self, i: usize, delays: &[u64]) -> Result<(), String> {
+        let field = format!("udp[{i}]");
+        if !(self.rate_bps.is_finite() && self.rate_bps >= 0.0) {
+            return Err(format!("{field}.rate_bps: must be a non-negative number"));
+        }
+        if !self.amplitude_bps.is_finite() || self.amplitude_bps < 0.0 {
+            return Err(format!("{field}.amplitude_bps: must be a non-negative number"));
+        }
+        if self.period_ns == 0 {
+            return Err(format!("{field}.period_ns: must be positive"));
+        }
+        if self.packet_bytes < 29 {
+            return Err(format!("{field}.packet_bytes: must exceed the 28-byte IP+UDP header"));
+        }
+        check_path(&field, &self.direction, self.path, delays, self.rtt_ns)
+    }
+}
+
 impl NetworkConfig {
+    /// The hops of the chain: the configured list, or the single bottleneck.
+    pub fn hop_list(&self) -> Vec<HopConfig> {
+        self.hops.clone().unwrap_or_else(|| {
+            vec![HopConfig {
+                rate_bps: self.bottleneck_rate_bps,
+                delay_ns: self.bottleneck_delay_ns,
+                buffer_pkts: self.buffer_pkts,
+                buffer_bytes: self.buffer_bytes,
+                reverse_buffer_pkts: self.reverse_buffer_pkts,
+                reverse_buffer_bytes: self.reverse_buffer_bytes,
+                queue: self.queue.clone(),
+                loss: self.loss,
+                red: self.red.clone(),
+            }]
+        })
+    }
+
+    pub fn hop_delays(&self) -> Vec<u64> {
+        self.hop_list().iter().map(|h| h.delay_ns).collect()
+    }
+
     fn validate(&self) -> Result<(), String> {
         positive("network.bottleneck_rate_bps", self.bottleneck_rate_bps)?;
         positive("network.access_rate_bps", self.access_rate_bps)?;
-        if self.queue != "droptail" {
-            return Err(format!("network.queue: unknown queue '{}'; allowed: droptail", self.queue));
+        let hops = self.hop_list();
+        if hops.is_empty() {
+            return Err("network.hops: at least one hop is needed".into());
+        }
+        for (j, h) in hops.iter().enumerate() {
+            let field = if self.hops.is_some() { format!("network.hops[{j}]") } else { "network".into() };
+            h.validate(&field)?;
+        }
+        Ok(())
+    }
+}
+
+/// Queue disciplines accepted in scenarios.
+pub const QUEUES: &[&str] = &["droptail", "red"];
+
+impl HopConfig {
+    fn validate(&self, field: &str) -> Result<(), String> {
+        positive(&format!("{field}.rate_bps"), self.rate_bps)?;
+        if !QUEUES.contains(&self.queue.as_str()) {
+            return Err(format!("{field}.queue: unknown queue '{}'; allowed: {}", self.queue, QUEUES.join(", ")));
         }
         if !(0.0..1.0).contains(&self.loss) {
-            return Err(format!("network.loss: must be in [0, 1), got {}", self.loss));
+            return Err(format!("{field}.loss: must be in [0, 1), got {}", self.loss));
         }
-        one_limit("network.buffer", self.buffer_pkts, self.buffer_bytes)?;
-        one_limit("network.reverse_buffer", self.reverse_buffer_pkts, self.reverse_buffer_bytes)
+        one_limit(&format!("{field}.buffer"), self.buffer_pkts, self.buffer_bytes)?;
+        one_limit(&format!("{field}.reverse_buffer"), self.reverse_buffer_pkts, self.reverse_buffer_bytes)?;
+        self.red.validate(&format!("{field}.red"))
+    }
+}
+
+impl RedConfig {
+    fn validate(&self, field: &str) -> Result<(), String> {
+        if let (Some(lo), Some(hi)) = (self.min_th, self.max_th) {
+            if !(lo >= 0.0 && hi > lo) {
+                return Err(format!("{field}: need 0 <= min_th < max_th"));
+            }
+        }
+        if self.w_q.is_some_and(|w| !(w > 0.0 && w <= 1.0)) {
+            return Err(format!("{field}.w_q: must be in (0, 1]"));
+        }
+        if self.max_p.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
+            return Err(format!("{field}.max_p: must be in (0, 1]"));
+        }
+        Ok(())
     }
 }
 
@@ -142,9 +361,10 @@ fn one_limit(field: &str, pkts: Option<u64>, bytes: Option<u64>) -> Result<(), S
 }
 
 impl FlowConfig {
-    fn validate(&self, i: usize, bottleneck_delay: u64) -> Result<(), String> {
-        if self.rtt_ns < 2 * bottleneck_delay {
-            return Err(format!("flows[{i}].rtt_ns: must be at least twice the bottleneck delay"));
+    fn validate(&self, i: usize, delays: &[u64]) -> Result<(), String> {
+        check_path(&format!("flows[{i}]"), &self.direction, self.path, delays, self.rtt_ns)?;
+        if self.nic_queue_pkts == Some(0) {
+            return Err(format!("flows[{i}].nic_queue_pkts: must be at least 1"));
         }
         if self.mss == 0 || self.mtu <= self.mss {
             return Err(format!("flows[{i}].mss: must be positive and below the MTU"));

@@ -5,6 +5,7 @@
 //! receiver), `cc` (congestion-control algorithms behind one trait), `trace`
 //! (columnar recording) and `sim` (the event loop tying them together).
 
+pub mod build;
 pub mod cc;
 pub mod config;
 pub mod event;
@@ -14,6 +15,7 @@ pub mod scenarios;
 pub mod sim;
 pub mod tcp;
 pub mod time;
+pub mod traffic;
 pub mod trace;
 
 pub use config::Config;

@@ -2,14 +2,15 @@
 //! event loop, and records the columnar results. This is the only module that
 //! knows both the scheduler and the network.
 
-use crate::cc::Cc;
+use crate::build::build;
 use crate::config::Config;
 use crate::event::Scheduler;
-use crate::net::topology::{dumbbell, DumbbellSpec, NodeKind, Topology};
-use crate::net::{Kind, Limit, LinkWake, Packet};
-use crate::tcp::{Receiver, ReceiverConfig, Sender, SenderConfig};
+use crate::net::topology::{NodeKind, Topology};
+use crate::net::{Kind, LinkWake, Packet};
+use crate::tcp::{Receiver, Sender};
 use crate::time::Time;
-use crate::trace::{FlowIntervals, FlowTrace, LinkIntervals, LinkMark, QueueTrace};
+use crate::trace::{FlowIntervals, FlowTrace, LinkIntervals, LinkMark, QueueTrace, UdpIntervals};
+use crate::traffic::UdpSource;
 use serde::Serialize;
 
 /// Bytes of IP + TCP header with the timestamp option (20 + 20 + 12); the
@@ -24,6 +25,8 @@ enum Ev {
     Pace(u32),
     DelAck(u32),
     Start(u32),
+    Stop(u32),
+    Udp(u32),
     Report,
     Sample,
 }
@@ -53,6 +56,7 @@ pub struct LinkSummary {
     pub arrivals: u64,
     pub drops_overflow: u64,
     pub drops_random: u64,
+    pub drops_early: u64,
     pub mean_queue_pkts: f64,
     pub mean_queue_bytes: f64,
     pub max_queue_pkts: u64,
@@ -72,6 +76,7 @@ pub struct SimResult {
     pub trace: FlowTrace,
     pub link_intervals: LinkIntervals,
     pub queue: QueueTrace,
+    pub udp_intervals: UdpIntervals,
     pub links: Vec<LinkSummary>,
     pub sim: SimInfo,
 }
@@ -82,6 +87,12 @@ pub struct Simulation {
     topo: Topology,
     senders: Vec<Sender>,
     receivers: Vec<Receiver>,
+    flow_hosts: Vec<(u32, u32)>,
+    udp: Vec<UdpSource>,
+    udp_hosts: Vec<(u32, u32)>,
+    /// Per UDP stream: (sent, delivered) bytes at the previous report.
+    udp_marks: Vec<(u64, u64)>,
+    udp_intervals: UdpIntervals,
     rto_event: Vec<Option<Time>>,
     pace_event: Vec<Option<Time>>,
     delack_event: Vec<Option<Time>>,
@@ -95,64 +106,23 @@ pub struct Simulation {
     last_report: Time,
 }
 
-fn limit(pkts: Option<u64>, bytes: Option<u64>) -> Limit {
-    match (pkts, bytes) {
-        (Some(p), _) => Limit::Packets(p),
-        (None, Some(b)) => Limit::Bytes(b),
-        (None, None) => unreachable!("validated: one of packets or bytes"),
-    }
-}
-
 impl Simulation {
     pub fn new(cfg: Config) -> Result<Simulation, String> {
         cfg.validate()?;
-        let net = &cfg.network;
-        let spec = DumbbellSpec {
-            bottleneck_rate_bps: net.bottleneck_rate_bps,
-            bottleneck_delay: net.bottleneck_delay_ns,
-            forward_limit: limit(net.buffer_pkts, net.buffer_bytes),
-            reverse_limit: limit(net.reverse_buffer_pkts, net.reverse_buffer_bytes),
-            loss: net.loss,
-            access_rate_bps: net.access_rate_bps,
-            access_delays: cfg.flows.iter().map(|f| f.rtt_ns / 2 - net.bottleneck_delay_ns).collect(),
-        };
-        let topo = dumbbell(&spec, cfg.seed);
-        let mut senders = Vec::new();
-        let mut receivers = Vec::new();
-        for (i, f) in cfg.flows.iter().enumerate() {
-            let (s_node, r_node) = topo.endpoints[i];
-            let cc = Cc::from_config(&f.cc, &f.params).map_err(|e| format!("flows[{i}].cc: {e}"))?;
-            let max_window = f.max_window_bytes.map_or(u64::MAX, |w| w / f.mss as u64);
-            senders.push(Sender::new(
-                SenderConfig {
-                    flow: i as u32,
-                    dst: r_node,
-                    mss: f.mss,
-                    header_bytes: f.mtu - f.mss,
-                    total_bytes: f.bytes,
-                    max_window,
-                    sack: f.sack,
-                    initial_cwnd: f.initial_cwnd,
-                },
-                cc,
-            ));
-            receivers.push(Receiver::new(ReceiverConfig {
-                flow: i as u32,
-                dst: s_node,
-                mss: f.mss,
-                total_bytes: f.bytes,
-                delayed_ack: f.delayed_ack,
-                delack_timeout: f.delack_timeout_ns,
-                ack_bytes: f.mtu - f.mss,
-            }));
-        }
+        let built = build(&cfg)?;
         let n = cfg.flows.len();
-        let n_links = topo.monitored.len();
+        let n_links = built.topo.monitored.len();
+        let n_udp = built.udp.len();
         let mut sim = Simulation {
             sched: Scheduler::new(),
-            topo,
-            senders,
-            receivers,
+            topo: built.topo,
+            senders: built.senders,
+            receivers: built.receivers,
+            flow_hosts: built.flow_hosts,
+            udp: built.udp,
+            udp_hosts: built.udp_hosts,
+            udp_marks: vec![(0, 0); n_udp],
+            udp_intervals: UdpIntervals::default(),
             rto_event: vec![None; n],
             pace_event: vec![None; n],
             delack_event: vec![None; n],
@@ -168,6 +138,12 @@ impl Simulation {
         };
         for (i, f) in sim.cfg.flows.iter().enumerate() {
             sim.sched.at(f.start_ns, Ev::Start(i as u32));
+            if let Some(t) = f.stop_ns {
+                sim.sched.at(t, Ev::Stop(i as u32));
+            }
+        }
+        for (k, u) in sim.udp.iter().enumerate() {
+            sim.sched.at(u.start(), Ev::Udp(k as u32));
         }
         sim.sched.at(sim.cfg.interval_ns, Ev::Report);
         sim.sched.at(0, Ev::Sample);
@@ -221,6 +197,8 @@ impl Simulation {
                 self.senders[f as usize].start(now, &mut out);
                 self.flush(f as usize, out);
             }
+            Ev::Stop(f) => self.senders[f as usize].stop(now),
+            Ev::Udp(k) => self.on_udp_event(k as usize, now),
             Ev::Report => self.report(now),
             Ev::Sample => self.sample(now),
         }
@@ -244,10 +222,12 @@ impl Simulation {
     fn deliver(&mut self, node: u32, p: Packet) {
         let now = self.sched.now();
         match self.topo.nodes[node as usize].kind {
-            NodeKind::Router => {
+            NodeKind::Router(_) => {
                 let l = self.topo.next_link(node, p.dst);
                 self.send_on(l, p);
             }
+            NodeKind::UdpSink(k) => self.udp[k as usize].on_delivered(&p),
+            NodeKind::UdpSource(_) => {}
             NodeKind::Receiver(f) => {
                 debug_assert_eq!(p.kind, Kind::Data);
                 if let Some(ack) = self.receivers[f as usize].on_data(&p, now) {
@@ -266,7 +246,7 @@ impl Simulation {
 
     /// Put a sender's packets on its interface and keep its timer scheduled.
     fn flush(&mut self, f: usize, mut out: Vec<Packet>) {
-        let nic = self.topo.nodes[self.topo.endpoints[f].0 as usize].out;
+        let nic = self.topo.nodes[self.flow_hosts[f].0 as usize].out;
         for p in out.drain(..) {
             self.send_on(nic, p);
         }
@@ -340,17 +320,31 @@ impl Simulation {
         }
         self.delack_event[f] = None;
         if let Some(ack) = self.receivers[f].on_delack_timer(now) {
-            let node = self.topo.endpoints[f].1;
+            let node = self.flow_hosts[f].1;
             let l = self.topo.nodes[node as usize].out;
             self.send_on(l, ack);
         }
         self.sync_delack(f);
     }
 
+    fn on_udp_event(&mut self, k: usize, now: Time) {
+        let (p, next) = self.udp[k].emit(now);
+        if let Some(p) = p {
+            let nic = self.topo.nodes[self.udp_hosts[k].0 as usize].out;
+            self.send_on(nic, p);
+        }
+        if let Some(t) = next {
+            self.sched.at(t, Ev::Udp(k as u32));
+        }
+    }
+
     // ----- recording --------------------------------------------------------------
 
     fn report(&mut self, now: Time) {
         for (f, r) in self.receivers.iter().enumerate() {
+            if !self.cfg.flows[f].trace {
+                continue;
+            }
             self.intervals.t_ns.push(now);
             self.intervals.flow.push(f as u32);
             self.intervals.delivered_bytes.push(r.delivered_bytes - self.delivered_mark[f]);
@@ -377,6 +371,15 @@ impl Simulation {
             li.drops.push(mark.drops - prev.drops);
             li.queue_pkts_mean.push((mark.area_pkts - prev.area_pkts) / span.max(1.0));
         }
+        for (k, u) in self.udp.iter().enumerate() {
+            let (sent, delivered) = self.udp_marks[k];
+            let ui = &mut self.udp_intervals;
+            ui.t_ns.push(now);
+            ui.stream.push(k as u32);
+            ui.sent_bytes.push(u.sent_bytes - sent);
+            ui.delivered_bytes.push(u.delivered_bytes - delivered);
+            self.udp_marks[k] = (u.sent_bytes, u.delivered_bytes);
+        }
         self.last_report = now;
         if now + self.cfg.interval_ns <= self.cfg.duration_ns {
             self.sched.at(now + self.cfg.interval_ns, Ev::Report);
@@ -385,7 +388,7 @@ impl Simulation {
 
     fn sample(&mut self, now: Time) {
         for (f, s) in self.senders.iter().enumerate() {
-            if self.cfg.flows[f].start_ns > now {
+            if self.cfg.flows[f].start_ns > now || !self.cfg.flows[f].trace {
                 continue;
             }
             let t = &mut self.trace;
@@ -484,7 +487,8 @@ impl Simulation {
                     tx_packets: link.counters.tx_packets,
                     tx_data_packets: link.counters.tx_data_packets,
                     arrivals: st.arrivals,
-                    drops_overflow: st.drops,
+                    drops_overflow: st.drops - st.early_drops,
+                    drops_early: st.early_drops,
                     drops_random: link.counters.drops_random,
                     mean_queue_pkts: st.area_pkts / end.max(1) as f64,
                     mean_queue_bytes: st.area_bytes / end.max(1) as f64,
@@ -499,6 +503,7 @@ impl Simulation {
             trace: self.trace,
             link_intervals: self.link_intervals,
             queue: self.queue_trace,
+            udp_intervals: self.udp_intervals,
             links,
             sim: SimInfo { events: self.sched.processed(), packets, end_ns: end },
         }

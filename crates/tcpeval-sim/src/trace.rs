@@ -43,6 +43,16 @@ pub struct QueueTrace {
     pub queue_bytes: Vec<u64>,
 }
 
+/// Per report interval and UDP stream: bytes sent by the source and delivered
+/// to the sink (wire bytes).
+#[derive(Serialize, Default)]
+pub struct UdpIntervals {
+    pub t_ns: Vec<u64>,
+    pub stream: Vec<u32>,
+    pub sent_bytes: Vec<u64>,
+    pub delivered_bytes: Vec<u64>,
+}
+
 /// The values of a link's counters at the previous report, to compute deltas.
 #[derive(Clone, Copy, Default)]
 pub struct LinkMark {

@@ -4,7 +4,7 @@
 //! the number of packets in flight: the event heap stays as small as the topology.
 
 use super::packet::{Kind, Packet};
-use super::queue::{DropTail, Limit};
+use super::queue::Queue;
 use crate::rng::Rng;
 use crate::time::{tx_time_ps, Time};
 use std::collections::VecDeque;
@@ -35,7 +35,7 @@ pub struct Link {
     pub delay: Time,
     /// Node at the far end.
     pub to: u32,
-    pub queue: DropTail,
+    pub queue: Queue,
     /// Random drop probability for data packets entering this link.
     pub loss: f64,
     rng: Rng,
@@ -48,18 +48,18 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(name: &str, rate_bps: f64, delay: Time, to: u32, limit: Limit, rng: Rng) -> Self {
+    pub fn new(name: &str, rate_bps: f64, delay: Time, to: u32, queue: Queue, rng: Rng) -> Self {
         Link {
             name: name.to_string(),
             rate_bps,
             delay,
             to,
-            queue: DropTail::new(limit),
+            queue,
             loss: 0.0,
             rng,
             busy_until_ps: 0,
             tx_done_pending: false,
-            pipe: VecDeque::with_capacity(256),
+            pipe: VecDeque::new(),
             counters: LinkCounters::default(),
         }
     }
@@ -74,7 +74,7 @@ impl Link {
         self.busy_until_ps = start_ps + tx_time_ps(p.wire_bytes, self.rate_bps) as u128;
         self.counters.tx_bytes += p.wire_bytes as u64;
         self.counters.tx_packets += 1;
-        if p.kind == Kind::Data {
+        if p.kind != Kind::Ack {
             self.counters.tx_data_packets += 1;
         }
         let arrive = self.busy_until() + self.delay;
@@ -97,7 +97,7 @@ impl Link {
         if !self.tx_done_pending && self.busy_until() <= now && self.queue.is_empty() {
             self.queue.stats.arrivals += 1;
             self.transmit(p, now, &mut wake);
-        } else if !self.queue.enqueue(p, now) {
+        } else if !self.queue.enqueue(p, now, &mut self.rng) {
             if p.kind == Kind::Data {
                 self.counters.data_drops += 1;
                 self.counters.data_drop_bytes += p.payload as u64;
@@ -128,6 +128,12 @@ impl Link {
     pub fn on_arrive(&mut self) -> (Packet, Option<Time>) {
         let (_, p) = self.pipe.pop_front().expect("arrival event with an empty pipe");
         (p, self.pipe.front().map(|(t, _)| *t))
+    }
+
+    /// Whether a packet offered now would be queued or sent rather than dropped
+    /// for lack of room (a host's interface queue applies back-pressure).
+    pub fn has_room(&self, bytes: u32) -> bool {
+        self.queue.has_room(bytes)
     }
 
     /// Packets on the wire or being serialised (not yet at the far end).

@@ -6,4 +6,4 @@ pub mod topology;
 
 pub use link::{Link, LinkWake};
 pub use packet::{Kind, Packet, SegRange, MAX_SACK_BLOCKS};
-pub use queue::{DropTail, Limit};
+pub use queue::{Discipline, Limit, Queue, Red};

@@ -9,8 +9,12 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// TCP data segment.
     Data,
+    /// TCP pure ACK.
     Ack,
+    /// UDP datagram (cross traffic).
+    Udp,
 }
 
 /// A half-open range of segment numbers [start, end).

@@ -1,7 +1,9 @@
-//! Output queues. DropTail with a limit in packets or bytes; it keeps exact
-//! time-weighted occupancy integrals so mean queue length costs O(1) per packet.
+//! Output queues: a FIFO with a limit in packets or bytes and an admission policy,
+//! DropTail or RED. Occupancy is integrated exactly over time, so mean queue
+//! length costs O(1) per packet.
 
 use super::packet::Packet;
+use crate::rng::Rng;
 use crate::time::Time;
 use std::collections::VecDeque;
 
@@ -15,24 +17,97 @@ pub enum Limit {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct QueueStats {
     pub arrivals: u64,
+    /// Drops of every cause at this queue (overflow and early).
     pub drops: u64,
+    /// Of which RED's early (probabilistic or forced) drops.
+    pub early_drops: u64,
     pub max_pkts: u64,
     /// Integral of queue length over time, in packet-ns and byte-ns.
     pub area_pkts: f64,
     pub area_bytes: f64,
 }
 
-pub struct DropTail {
+/// Random Early Detection (Floyd & Jacobson, ToN 1993) with the "gentle"
+/// variant (Floyd 2000): thresholds and average in packets.
+#[derive(Clone, Debug)]
+pub struct Red {
+    pub min_th: f64,
+    pub max_th: f64,
+    /// EWMA weight of the average queue (the paper's w_q).
+    pub w_q: f64,
+    pub max_p: f64,
+    pub gentle: bool,
+    /// Transmission time of a typical packet, to age the average over idle time.
+    pub pkt_time: Time,
+    avg: f64,
+    /// Packets since the last drop (the paper's `count`; -1 below min_th).
+    count: i64,
+    idle_since: Option<Time>,
+}
+
+impl Red {
+    pub fn new(min_th: f64, max_th: f64, w_q: f64, max_p: f64, gentle: bool, pkt_time: Time) -> Self {
+        Red { min_th, max_th, w_q, max_p, gentle, pkt_time: pkt_time.max(1), avg: 0.0, count: -1, idle_since: Some(0) }
+    }
+
+    pub fn avg(&self) -> f64 {
+        self.avg
+    }
+
+    /// Update the average with the queue length seen by an arrival and decide
+    /// whether to drop it (section 11 of the paper, with the gentle ramp from
+    /// max_p at max_th to 1 at 2 max_th).
+    fn drop_arrival(&mut self, qlen: usize, now: Time, rng: &mut Rng) -> bool {
+        match self.idle_since.take() {
+            Some(t) if qlen == 0 => {
+                let m = (now.saturating_sub(t) / self.pkt_time) as f64;
+                self.avg *= (1.0 - self.w_q).powf(m);
+            }
+            _ => self.avg += self.w_q * (qlen as f64 - self.avg),
+        }
+        let p_b = if self.avg < self.min_th {
+            self.count = -1;
+            return false;
+        } else if self.avg < self.max_th {
+            self.max_p * (self.avg - self.min_th) / (self.max_th - self.min_th)
+        } else if self.gentle && self.avg < 2.0 * self.max_th {
+            self.max_p + (1.0 - self.max_p) * (self.avg - self.max_th) / self.max_th
+        } else {
+            1.0
+        };
+        self.count += 1;
+        let denom = 1.0 - self.count as f64 * p_b;
+        let p_a = if denom <= 0.0 { 1.0 } else { (p_b / denom).min(1.0) };
+        if p_b >= 1.0 || rng.uniform() < p_a {
+            self.count = 0;
+            return true;
+        }
+        false
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Discipline {
+    DropTail,
+    Red(Red),
+}
+
+pub struct Queue {
     limit: Limit,
+    pub discipline: Discipline,
     pkts: VecDeque<Packet>,
     bytes: u64,
     last_change: Time,
     pub stats: QueueStats,
 }
 
-impl DropTail {
-    pub fn new(limit: Limit) -> Self {
-        DropTail { limit, pkts: VecDeque::with_capacity(256), bytes: 0, last_change: 0, stats: QueueStats::default() }
+impl Queue {
+    pub fn new(limit: Limit, discipline: Discipline) -> Self {
+        Queue { limit, discipline, pkts: VecDeque::new(), bytes: 0, last_change: 0, stats: QueueStats::default() }
+    }
+
+    pub fn drop_tail(limit: Limit) -> Self {
+        Queue::new(limit, Discipline::DropTail)
     }
 
     pub fn len(&self) -> usize {
@@ -47,6 +122,14 @@ impl DropTail {
         self.bytes
     }
 
+    /// Room for `n` more full packets of `bytes` each?
+    pub fn has_room(&self, bytes: u32) -> bool {
+        match self.limit {
+            Limit::Packets(n) => (self.pkts.len() as u64) < n,
+            Limit::Bytes(b) => self.bytes + bytes as u64 <= b,
+        }
+    }
+
     /// Bring the occupancy integrals up to `now`.
     pub fn advance(&mut self, now: Time) {
         let dt = now.saturating_sub(self.last_change) as f64;
@@ -55,17 +138,18 @@ impl DropTail {
         self.last_change = now;
     }
 
-    fn fits(&self, p: &Packet) -> bool {
-        match self.limit {
-            Limit::Packets(n) => (self.pkts.len() as u64) < n,
-            Limit::Bytes(b) => self.bytes + p.wire_bytes as u64 <= b,
-        }
-    }
-
-    /// Enqueue at the tail; returns false (and counts a drop) when the buffer is full.
-    pub fn enqueue(&mut self, p: Packet, now: Time) -> bool {
+    /// Enqueue at the tail; returns false (and counts a drop) when the policy or
+    /// the buffer limit refuses the packet.
+    pub fn enqueue(&mut self, p: Packet, now: Time, rng: &mut Rng) -> bool {
         self.stats.arrivals += 1;
-        if !self.fits(&p) {
+        if let Discipline::Red(red) = &mut self.discipline {
+            if red.drop_arrival(self.pkts.len(), now, rng) {
+                self.stats.drops += 1;
+                self.stats.early_drops += 1;
+                return false;
+            }
+        }
+        if !self.has_room(p.wire_bytes) {
             self.stats.drops += 1;
             return false;
         }
@@ -84,7 +168,20 @@ impl DropTail {
         self.advance(now);
         let p = self.pkts.pop_front()?;
         self.bytes -= p.wire_bytes as u64;
+        if self.pkts.is_empty() {
+            if let Discipline::Red(red) = &mut self.discipline {
+                red.idle_since = Some(now);
+            }
+        }
         Some(p)
+    }
+
+    /// RED's average queue, if this is a RED queue.
+    pub fn red_avg(&self) -> Option<f64> {
+        match &self.discipline {
+            Discipline::Red(r) => Some(r.avg()),
+            Discipline::DropTail => None,
+        }
     }
 }
 
@@ -97,33 +194,86 @@ mod tests {
         Packet::data(0, 0, 0, bytes.saturating_sub(52), bytes, 0)
     }
 
+    fn rng() -> Rng {
+        Rng::new(1, 1)
+    }
+
     #[test]
     fn packet_limit_drops_the_overflow() {
-        let mut q = DropTail::new(Limit::Packets(2));
-        assert!(q.enqueue(pkt(1500), 0));
-        assert!(q.enqueue(pkt(1500), 0));
-        assert!(!q.enqueue(pkt(1500), 0));
+        let mut q = Queue::drop_tail(Limit::Packets(2));
+        let r = &mut rng();
+        assert!(q.enqueue(pkt(1500), 0, r));
+        assert!(q.enqueue(pkt(1500), 0, r));
+        assert!(!q.enqueue(pkt(1500), 0, r));
         assert_eq!((q.len(), q.stats.arrivals, q.stats.drops), (2, 3, 1));
     }
 
     #[test]
     fn byte_limit_counts_wire_bytes() {
-        let mut q = DropTail::new(Limit::Bytes(3000));
-        assert!(q.enqueue(pkt(1500), 0));
-        assert!(q.enqueue(pkt(1500), 0));
-        assert!(!q.enqueue(pkt(100), 0));
+        let mut q = Queue::drop_tail(Limit::Bytes(3000));
+        let r = &mut rng();
+        assert!(q.enqueue(pkt(1500), 0, r));
+        assert!(q.enqueue(pkt(1500), 0, r));
+        assert!(!q.enqueue(pkt(100), 0, r));
         q.dequeue(0);
-        assert!(q.enqueue(pkt(100), 0));
+        assert!(q.enqueue(pkt(100), 0, r));
         assert_eq!(q.bytes(), 1600);
     }
 
     #[test]
     fn occupancy_integral_is_time_weighted() {
-        let mut q = DropTail::new(Limit::Packets(10));
-        q.enqueue(pkt(1500), 0);
-        q.enqueue(pkt(1500), 10); // 1 pkt for 10 ns
+        let mut q = Queue::drop_tail(Limit::Packets(10));
+        let r = &mut rng();
+        q.enqueue(pkt(1500), 0, r);
+        q.enqueue(pkt(1500), 10, r); // 1 pkt for 10 ns
         q.dequeue(30); // 2 pkts for 20 ns
         q.advance(40); // 1 pkt for 10 ns
         assert_eq!(q.stats.area_pkts, 10.0 + 40.0 + 10.0);
+    }
+
+    #[test]
+    fn red_average_is_an_ewma_of_arrival_queue_lengths() {
+        let mut red = Red::new(5.0, 15.0, 0.5, 0.1, true, 1000);
+        let r = &mut rng();
+        red.idle_since = None;
+        assert!(!red.drop_arrival(4, 0, r)); // avg = 0.5 * 4 = 2
+        assert!(!red.drop_arrival(4, 0, r)); // avg = 2 + 0.5 * 2 = 3
+        assert_eq!(red.avg(), 3.0);
+    }
+
+    #[test]
+    fn red_drops_nothing_below_min_and_everything_above_twice_max_when_gentle() {
+        let r = &mut rng();
+        let mut red = Red::new(5.0, 15.0, 1.0, 0.1, true, 1000);
+        red.idle_since = None;
+        assert!((0..100).all(|_| !red.drop_arrival(4, 0, r)));
+        assert!((0..100).all(|_| red.drop_arrival(30, 0, r)));
+        let mut hard = Red::new(5.0, 15.0, 1.0, 0.1, false, 1000);
+        hard.idle_since = None;
+        assert!(hard.drop_arrival(16, 0, r), "non-gentle RED drops all above max_th");
+    }
+
+    #[test]
+    fn red_drop_rate_between_thresholds_follows_max_p() {
+        // avg pinned at the midpoint: p_b = 0.05; with the count correction the
+        // gap between drops is uniform on 1..1/p_b, so the drop rate is about
+        // 2 p_b / (1 + p_b) = 0.095 (Floyd & Jacobson section 7).
+        let r = &mut rng();
+        let mut red = Red::new(5.0, 15.0, 1.0, 0.1, true, 1000);
+        red.idle_since = None;
+        let n = 100_000;
+        let drops = (0..n).filter(|_| red.drop_arrival(10, 0, r)).count() as f64 / n as f64;
+        assert!((drops - 0.0952).abs() < 0.005, "drop rate {drops}");
+    }
+
+    #[test]
+    fn red_average_decays_over_idle_time() {
+        let r = &mut rng();
+        let mut red = Red::new(5.0, 15.0, 0.5, 0.1, true, 100);
+        red.idle_since = None;
+        red.drop_arrival(8, 0, r); // avg 4
+        red.idle_since = Some(0);
+        red.drop_arrival(0, 200, r); // two packet times idle: 4 * 0.25
+        assert_eq!(red.avg(), 1.0);
     }
 }

@@ -1,131 +1,184 @@
-//! Topologies: nodes, the links between them and static routes. A builder returns
-//! a `Topology`; the simulation only needs to know, for a packet at a node, which
-//! link it leaves on.
+//! Topologies: a chain of routers joined by bottleneck hops, with hosts attached
+//! to routers by access links. One hop is the dumbbell; several hops are a parking
+//! lot, where flows enter and leave at any router. Routing is computed, not
+//! tabulated: a packet for a host attached at router `a` leaves router `r` on the
+//! host's access link if a == r, on the forward hop if a > r, else on the reverse
+//! hop.
 
 use super::link::Link;
-use super::queue::Limit;
+use super::queue::{Limit, Queue};
 use crate::rng::Rng;
 use crate::time::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeKind {
-    Router,
+    Router(u32),
     Sender(u32),
     Receiver(u32),
+    UdpSource(u32),
+    UdpSink(u32),
 }
 
 pub struct Node {
     pub kind: NodeKind,
-    /// Hosts: their single interface. Routers: unused.
+    /// Hosts: their interface (uplink) and the router they attach to.
     pub out: u32,
-    /// Routers: outgoing link per destination node. Hosts: empty.
-    pub routes: Vec<u32>,
+    pub attach: u32,
+    /// Hosts: the router's link down to this host.
+    pub down: u32,
+}
+
+/// One bottleneck hop, both directions.
+pub struct HopSpec {
+    pub rate_bps: f64,
+    pub delay: Time,
+    pub forward: Queue,
+    pub reverse: Queue,
+    /// Random drop probability of data entering the forward direction.
+    pub loss: f64,
+}
+
+/// A host: which router it attaches to, its access delay (each direction) and the
+/// limit of its interface queue.
+pub struct HostSpec {
+    pub kind: NodeKind,
+    pub router: u32,
+    pub access_delay: Time,
+    pub nic_limit: Limit,
 }
 
 pub struct Topology {
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
-    /// Per flow: (sender node, receiver node).
-    pub endpoints: Vec<(u32, u32)>,
-    /// Links reported in the results, in order.
+    /// Host node ids, in the order of the `HostSpec`s given to the builder.
+    pub hosts: Vec<u32>,
+    /// Links reported in the results (every hop, both directions), in order.
     pub monitored: Vec<u32>,
 }
+
+/// Router-side access queues never drop (only hosts' own interfaces may).
+const ROUTER_ACCESS_PKTS: u64 = 1 << 40;
 
 impl Topology {
     /// The link a packet for `dst` leaves `node` on.
     pub fn next_link(&self, node: u32, dst: u32) -> u32 {
         let n = &self.nodes[node as usize];
         match n.kind {
-            NodeKind::Router => n.routes[dst as usize],
+            NodeKind::Router(r) => {
+                let d = &self.nodes[dst as usize];
+                match d.attach.cmp(&r) {
+                    std::cmp::Ordering::Equal => d.down,
+                    std::cmp::Ordering::Greater => 2 * r,
+                    std::cmp::Ordering::Less => 2 * (r - 1) + 1,
+                }
+            }
             _ => n.out,
         }
     }
-}
 
-/// Bottleneck and access parameters of a dumbbell.
-pub struct DumbbellSpec {
-    pub bottleneck_rate_bps: f64,
-    pub bottleneck_delay: Time,
-    pub forward_limit: Limit,
-    pub reverse_limit: Limit,
-    pub loss: f64,
-    pub access_rate_bps: f64,
-    /// Per flow: one-way access delay on the sender side (each direction).
-    pub access_delays: Vec<Time>,
-}
-
-/// Access queues are the hosts' and routers' interface queues; they are made large
-/// enough never to drop (sender NIC queue limits are a separate host parameter).
-const ACCESS_QUEUE_PKTS: u64 = 1 << 32;
-
-/// Link ids of a dumbbell: 0 forward bottleneck, 1 reverse bottleneck, then four
-/// access links per flow (sender->A, A->sender, B->receiver, receiver->B).
-/// Nodes: 0 router A (senders' side), 1 router B, then sender/receiver per flow.
-pub fn dumbbell(spec: &DumbbellSpec, seed: u64) -> Topology {
-    let n = spec.access_delays.len();
-    let (a, b) = (0u32, 1u32);
-    let sender = |i: usize| 2 + 2 * i as u32;
-    let receiver = |i: usize| 3 + 2 * i as u32;
-    let n_nodes = 2 + 2 * n;
-    let mut links = Vec::with_capacity(2 + 4 * n);
-    let mut fwd = Link::new("bottleneck", spec.bottleneck_rate_bps, spec.bottleneck_delay, b, spec.forward_limit, Rng::new(seed, 0));
-    fwd.loss = spec.loss;
-    links.push(fwd);
-    links.push(Link::new("reverse", spec.bottleneck_rate_bps, spec.bottleneck_delay, a, spec.reverse_limit, Rng::new(seed, 1)));
-    let access = Limit::Packets(ACCESS_QUEUE_PKTS);
-    let mut routes_a = vec![0u32; n_nodes];
-    let mut routes_b = vec![1u32; n_nodes];
-    let mut nodes = vec![];
-    let mut endpoints = vec![];
-    for (i, &d) in spec.access_delays.iter().enumerate() {
-        let base = links.len() as u32;
-        let rng = || Rng::new(seed, 2 + base as u64);
-        links.push(Link::new(&format!("s{i}->A"), spec.access_rate_bps, d, a, access, rng()));
-        links.push(Link::new(&format!("A->s{i}"), spec.access_rate_bps, d, sender(i), access, rng()));
-        links.push(Link::new(&format!("B->r{i}"), spec.access_rate_bps, 0, receiver(i), access, rng()));
-        links.push(Link::new(&format!("r{i}->B"), spec.access_rate_bps, 0, b, access, rng()));
-        routes_a[sender(i) as usize] = base + 1;
-        routes_b[receiver(i) as usize] = base + 2;
-        endpoints.push((sender(i), receiver(i)));
-        nodes.push(Node { kind: NodeKind::Sender(i as u32), out: base, routes: vec![] });
-        nodes.push(Node { kind: NodeKind::Receiver(i as u32), out: base + 3, routes: vec![] });
+    /// Sum of one-way hop delays between routers `a` and `b`.
+    pub fn path_delay(hops: &[HopSpec], a: u32, b: u32) -> Time {
+        let (lo, hi) = (a.min(b) as usize, a.max(b) as usize);
+        hops[lo..hi].iter().map(|h| h.delay).sum()
     }
-    let mut all = vec![
-        Node { kind: NodeKind::Router, out: 0, routes: routes_a },
-        Node { kind: NodeKind::Router, out: 1, routes: routes_b },
-    ];
-    all.extend(nodes);
-    Topology { nodes: all, links, endpoints, monitored: vec![0, 1] }
+}
+
+fn hop_names(j: usize, n_hops: usize) -> (String, String) {
+    if n_hops == 1 {
+        ("bottleneck".into(), "reverse".into())
+    } else {
+        (format!("hop{j}"), format!("hop{j}-rev"))
+    }
+}
+
+/// Build a chain of `hops.len() + 1` routers with the given hosts attached.
+/// Link ids: hop j forward = 2j, reverse = 2j + 1; then per host its uplink and
+/// the router's downlink to it. Random streams are keyed by link id.
+pub fn chain(hops: Vec<HopSpec>, hosts: &[HostSpec], access_rate_bps: f64, seed: u64) -> Topology {
+    let n_routers = hops.len() + 1;
+    let mut links = Vec::with_capacity(2 * hops.len() + 2 * hosts.len());
+    let n_hops = hops.len();
+    for (j, h) in hops.into_iter().enumerate() {
+        let (fwd_name, rev_name) = hop_names(j, n_hops);
+        let id = links.len() as u64;
+        let mut fwd = Link::new(&fwd_name, h.rate_bps, h.delay, j as u32 + 1, h.forward, Rng::new(seed, id));
+        fwd.loss = h.loss;
+        links.push(fwd);
+        links.push(Link::new(&rev_name, h.rate_bps, h.delay, j as u32, h.reverse, Rng::new(seed, id + 1)));
+    }
+    let monitored = (0..links.len() as u32).collect();
+    let mut nodes: Vec<Node> = (0..n_routers)
+        .map(|r| Node { kind: NodeKind::Router(r as u32), out: 0, attach: r as u32, down: 0 })
+        .collect();
+    let mut host_ids = Vec::with_capacity(hosts.len());
+    for h in hosts {
+        let node = nodes.len() as u32;
+        let up = links.len() as u32;
+        let rng = |k: u32| Rng::new(seed, (up + k) as u64);
+        let nic = Queue::drop_tail(h.nic_limit);
+        links.push(Link::new("access-up", access_rate_bps, h.access_delay, h.router, nic, rng(0)));
+        let down_q = Queue::drop_tail(Limit::Packets(ROUTER_ACCESS_PKTS));
+        links.push(Link::new("access-down", access_rate_bps, h.access_delay, node, down_q, rng(1)));
+        nodes.push(Node { kind: h.kind, out: up, attach: h.router, down: up + 1 });
+        host_ids.push(node);
+    }
+    Topology { nodes, links, hosts: host_ids, monitored }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn dumbbell_routes_data_over_the_bottleneck_and_acks_back() {
-        let spec = DumbbellSpec {
-            bottleneck_rate_bps: 1e8,
-            bottleneck_delay: 0,
-            forward_limit: Limit::Packets(10),
-            reverse_limit: Limit::Packets(10),
-            loss: 0.0,
-            access_rate_bps: 1e9,
-            access_delays: vec![5, 7],
-        };
-        let t = dumbbell(&spec, 1);
-        for (i, &(s, r)) in t.endpoints.iter().enumerate() {
-            // sender -> A -> bottleneck -> B -> receiver
-            let l0 = t.next_link(s, r);
-            assert_eq!(t.links[l0 as usize].to, 0);
-            assert_eq!(t.next_link(0, r), 0);
-            let l2 = t.next_link(1, r);
-            assert_eq!(t.links[l2 as usize].to, r);
-            // receiver -> B -> reverse -> A -> sender
-            assert_eq!(t.next_link(1, s), 1);
-            let l3 = t.next_link(0, s);
-            assert_eq!(t.links[l3 as usize].to, s);
-            assert_eq!(t.links[l3 as usize].delay, spec.access_delays[i]);
+    fn hop(delay: Time) -> HopSpec {
+        let q = || Queue::drop_tail(Limit::Packets(10));
+        HopSpec { rate_bps: 1e8, delay, forward: q(), reverse: q(), loss: 0.0 }
+    }
+
+    fn host(kind: NodeKind, router: u32, d: Time) -> HostSpec {
+        HostSpec { kind, router, access_delay: d, nic_limit: Limit::Packets(1000) }
+    }
+
+    /// Follow next_link from `src` until `dst`; returns the link ids crossed.
+    fn walk(t: &Topology, src: u32, dst: u32) -> Vec<u32> {
+        let mut path = vec![];
+        let mut node = src;
+        while node != dst {
+            let l = t.next_link(node, dst);
+            path.push(l);
+            node = t.links[l as usize].to;
+            assert!(path.len() < 20, "routing loop");
         }
+        path
+    }
+
+    #[test]
+    fn dumbbell_routes_data_forward_and_acks_back() {
+        let hosts = [host(NodeKind::Sender(0), 0, 5), host(NodeKind::Receiver(0), 1, 0)];
+        let t = chain(vec![hop(7)], &hosts, 1e9, 1);
+        let (s, r) = (t.hosts[0], t.hosts[1]);
+        assert_eq!(walk(&t, s, r), vec![2, 0, 5]);
+        assert_eq!(walk(&t, r, s), vec![4, 1, 3]);
+        assert_eq!(t.links[0].name, "bottleneck");
+        assert_eq!(t.links[3].delay, 5);
+    }
+
+    #[test]
+    fn parking_lot_flows_cross_exactly_their_hops() {
+        // Routers 0-1-2-3. A long flow 0->3 and a cross flow 1->2.
+        let hosts = [
+            host(NodeKind::Sender(0), 0, 0),
+            host(NodeKind::Receiver(0), 3, 0),
+            host(NodeKind::Sender(1), 1, 0),
+            host(NodeKind::Receiver(1), 2, 0),
+        ];
+        let t = chain(vec![hop(1), hop(2), hop(3)], &hosts, 1e9, 1);
+        let long = walk(&t, t.hosts[0], t.hosts[1]);
+        assert_eq!(&long[1..4], &[0, 2, 4]);
+        let back = walk(&t, t.hosts[1], t.hosts[0]);
+        assert_eq!(&back[1..4], &[5, 3, 1]);
+        let cross = walk(&t, t.hosts[2], t.hosts[3]);
+        assert_eq!(&cross[1..2], &[2]);
+        assert_eq!(Topology::path_delay(&[hop(1), hop(2), hop(3)], 3, 1), 5);
+        assert_eq!(t.links[2].name, "hop1");
     }
 }

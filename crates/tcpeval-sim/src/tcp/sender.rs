@@ -641,6 +641,14 @@ impl Sender {
 
     // ----- transmission -----------------------------------------------------------
 
+    /// The application stops offering new data: the transfer ends with what has
+    /// been sent so far.
+    pub fn stop(&mut self, now: Time) {
+        let cap = self.snd_nxt;
+        self.total_segs = Some(self.total_segs.map_or(cap, |t| t.min(cap)));
+        self.check_completion(now);
+    }
+
     /// Send while the window allows: lost segments first, then new data.
     pub fn send(&mut self, now: Time, out: &mut Vec<Packet>) {
         while self.in_flight() < self.s.cwnd as u64 && !self.pacing_wait(now) {

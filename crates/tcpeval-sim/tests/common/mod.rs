@@ -9,20 +9,9 @@ pub const MSS: u64 = 1448;
 pub const MTU: u64 = 1500;
 
 pub fn flow(cc: &str, rtt_ms: u64, start_s: f64) -> FlowConfig {
-    FlowConfig {
-        cc: cc.into(),
-        params: Default::default(),
-        rtt_ns: rtt_ms * MS,
-        start_ns: (start_s * SEC as f64) as u64,
-        bytes: None,
-        max_window_bytes: None,
-        mss: MSS as u32,
-        mtu: MTU as u32,
-        sack: true,
-        delayed_ack: true,
-        delack_timeout_ns: 40 * MS,
-        initial_cwnd: 10,
-    }
+    let mut f = FlowConfig::bulk(cc, rtt_ms * MS);
+    f.start_ns = (start_s * SEC as f64) as u64;
+    f
 }
 
 /// A dumbbell at `rate_bps` with a buffer of `buffer_bdp` times the BDP of `rtt_ms`.
@@ -34,18 +23,9 @@ pub fn dumbbell(rate_bps: f64, rtt_ms: u64, buffer_bdp: f64, duration_s: u64, fl
         duration_ns: duration_s * SEC,
         interval_ns: SEC,
         trace_interval_ns: 100 * MS,
-        network: NetworkConfig {
-            bottleneck_rate_bps: rate_bps,
-            bottleneck_delay_ns: 0,
-            access_rate_bps: rate_bps * 10.0,
-            buffer_pkts: Some(buf),
-            buffer_bytes: None,
-            reverse_buffer_pkts: Some(buf),
-            reverse_buffer_bytes: None,
-            queue: "droptail".into(),
-            loss: 0.0,
-        },
+        network: NetworkConfig::dumbbell(rate_bps, buf),
         flows,
+        udp: vec![],
     }
 }
 

@@ -1,0 +1,138 @@
+//! Turn a validated `Config` into a topology, TCP endpoints and UDP sources.
+
+use crate::cc::Cc;
+use crate::config::{endpoints, Config, FlowConfig, HopConfig, RedConfig};
+use crate::net::topology::{chain, HopSpec, HostSpec, NodeKind, Topology};
+use crate::net::{Discipline, Limit, Queue, Red};
+use crate::tcp::{Receiver, ReceiverConfig, Sender, SenderConfig};
+use crate::time::{Time, SEC};
+use crate::traffic::UdpSource;
+
+/// Packet size used to convert byte buffers to RED's packet thresholds.
+const RED_PKT_BYTES: f64 = 1500.0;
+/// Floyd & Jacobson (1993), section 11: w_q = 0.002 in their simulations.
+const RED_W_Q: f64 = 0.002;
+/// Floyd, "RED: Discussions of Setting Parameters" (1997): max_p = 0.1.
+const RED_MAX_P: f64 = 0.1;
+/// An interface queue that never fills.
+const UNLIMITED: Limit = Limit::Packets(1 << 40);
+
+pub struct Built {
+    pub topo: Topology,
+    pub senders: Vec<Sender>,
+    pub receivers: Vec<Receiver>,
+    /// Per flow: (sender node, receiver node).
+    pub flow_hosts: Vec<(u32, u32)>,
+    pub udp: Vec<UdpSource>,
+    /// Per UDP stream: (source node, sink node).
+    pub udp_hosts: Vec<(u32, u32)>,
+}
+
+fn limit(pkts: Option<u64>, bytes: Option<u64>) -> Limit {
+    match (pkts, bytes) {
+        (Some(p), _) => Limit::Packets(p),
+        (None, Some(b)) => Limit::Bytes(b),
+        (None, None) => unreachable!("validated: one of packets or bytes"),
+    }
+}
+
+/// RED with defaults derived from the buffer B (packets): max_th = B/2 and
+/// min_th = max_th/3 (Floyd 1997: max_th at least twice, ideally three times,
+/// min_th), so the gentle ramp reaches certain drop at 2 max_th = B.
+fn red(cfg: &RedConfig, lim: Limit, rate_bps: f64) -> Red {
+    let buffer = match lim {
+        Limit::Packets(p) => p as f64,
+        Limit::Bytes(b) => b as f64 / RED_PKT_BYTES,
+    };
+    let max_th = cfg.max_th.unwrap_or((buffer / 2.0).max(3.0));
+    let min_th = cfg.min_th.unwrap_or(max_th / 3.0);
+    let pkt_time = (RED_PKT_BYTES * 8.0 / rate_bps * SEC as f64) as Time;
+    Red::new(min_th, max_th, cfg.w_q.unwrap_or(RED_W_Q), cfg.max_p.unwrap_or(RED_MAX_P), cfg.gentle.unwrap_or(true), pkt_time)
+}
+
+fn queue(h: &HopConfig, lim: Limit) -> Queue {
+    let discipline = match h.queue.as_str() {
+        "red" => Discipline::Red(red(&h.red, lim, h.rate_bps)),
+        _ => Discipline::DropTail,
+    };
+    Queue::new(lim, discipline)
+}
+
+fn hop(h: &HopConfig) -> HopSpec {
+    HopSpec {
+        rate_bps: h.rate_bps,
+        delay: h.delay_ns,
+        forward: queue(h, limit(h.buffer_pkts, h.buffer_bytes)),
+        reverse: queue(h, limit(h.reverse_buffer_pkts, h.reverse_buffer_bytes)),
+        loss: h.loss,
+    }
+}
+
+/// Source and sink hosts of a stream entering at router a and leaving at b: the
+/// source's access delay makes up the rest of the round-trip time.
+fn host_pair(src: NodeKind, dst: NodeKind, [a, b]: [u32; 2], rtt_ns: u64, delays: &[u64], nic: Limit) -> [HostSpec; 2] {
+    let (lo, hi) = (a.min(b) as usize, a.max(b) as usize);
+    let one_way: u64 = delays[lo..hi].iter().sum();
+    [
+        HostSpec { kind: src, router: a, access_delay: rtt_ns / 2 - one_way, nic_limit: nic },
+        HostSpec { kind: dst, router: b, access_delay: 0, nic_limit: UNLIMITED },
+    ]
+}
+
+fn endpoint_pair(f: &FlowConfig, i: usize, (s, r): (u32, u32)) -> Result<(Sender, Receiver), String> {
+    let cc = Cc::from_config(&f.cc, &f.params).map_err(|e| format!("flows[{i}].cc: {e}"))?;
+    let sender = Sender::new(
+        SenderConfig {
+            flow: i as u32,
+            dst: r,
+            mss: f.mss,
+            header_bytes: f.mtu - f.mss,
+            total_bytes: f.bytes,
+            max_window: f.max_window_bytes.map_or(u64::MAX, |w| w / f.mss as u64),
+            sack: f.sack,
+            initial_cwnd: f.initial_cwnd,
+        },
+        cc,
+    );
+    let receiver = Receiver::new(ReceiverConfig {
+        flow: i as u32,
+        dst: s,
+        mss: f.mss,
+        total_bytes: f.bytes,
+        delayed_ack: f.delayed_ack,
+        delack_timeout: f.delack_timeout_ns,
+        ack_bytes: f.mtu - f.mss,
+    });
+    Ok((sender, receiver))
+}
+
+pub fn build(cfg: &Config) -> Result<Built, String> {
+    let hop_cfgs = cfg.network.hop_list();
+    let delays: Vec<u64> = hop_cfgs.iter().map(|h| h.delay_ns).collect();
+    let n_hops = hop_cfgs.len();
+    let mut hosts = Vec::new();
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let nic = f.nic_queue_pkts.map_or(UNLIMITED, Limit::Packets);
+        let ends = endpoints(&f.direction, f.path, n_hops);
+        hosts.extend(host_pair(NodeKind::Sender(i as u32), NodeKind::Receiver(i as u32), ends, f.rtt_ns, &delays, nic));
+    }
+    for (k, u) in cfg.udp.iter().enumerate() {
+        let ends = endpoints(&u.direction, u.path, n_hops);
+        hosts.extend(host_pair(NodeKind::UdpSource(k as u32), NodeKind::UdpSink(k as u32), ends, u.rtt_ns, &delays, UNLIMITED));
+    }
+    let hops = hop_cfgs.iter().map(hop).collect();
+    let topo = chain(hops, &hosts, cfg.network.access_rate_bps, cfg.seed);
+    let pair = |k: usize| (topo.hosts[2 * k], topo.hosts[2 * k + 1]);
+    let n = cfg.flows.len();
+    let flow_hosts: Vec<(u32, u32)> = (0..n).map(pair).collect();
+    let udp_hosts: Vec<(u32, u32)> = (0..cfg.udp.len()).map(|k| pair(n + k)).collect();
+    let mut senders = Vec::with_capacity(n);
+    let mut receivers = Vec::with_capacity(n);
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let (s, r) = endpoint_pair(f, i, flow_hosts[i])?;
+        senders.push(s);
+        receivers.push(r);
+    }
+    let udp = cfg.udp.iter().enumerate().map(|(k, u)| UdpSource::new(k as u32, udp_hosts[k].1, u.clone())).collect();
+    Ok(Built { topo, senders, receivers, flow_hosts, udp, udp_hosts })
+}
