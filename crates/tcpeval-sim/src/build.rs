@@ -10,8 +10,6 @@ use crate::traffic::UdpSource;
 
 /// Packet size used to convert byte buffers to RED's packet thresholds.
 const RED_PKT_BYTES: f64 = 1500.0;
-/// Floyd & Jacobson (1993), section 11: w_q = 0.002 in their simulations.
-const RED_W_Q: f64 = 0.002;
 /// Floyd, "RED: Discussions of Setting Parameters" (1997): max_p = 0.1.
 const RED_MAX_P: f64 = 0.1;
 /// An interface queue that never fills.
@@ -47,7 +45,13 @@ fn red(cfg: &RedConfig, lim: Limit, rate_bps: f64) -> Red {
     let max_th = cfg.max_th.unwrap_or((buffer / 2.0).max(3.0));
     let min_th = cfg.min_th.unwrap_or(max_th / 3.0);
     let pkt_time = (RED_PKT_BYTES * 8.0 / rate_bps * SEC as f64) as Time;
-    Red::new(min_th, max_th, cfg.w_q.unwrap_or(RED_W_Q), cfg.max_p.unwrap_or(RED_MAX_P), cfg.gentle.unwrap_or(true), pkt_time)
+    // Floyd, Gummadi & Shenker, "Adaptive RED" (2001), section 4: w_q = 1 -
+    // exp(-1/C) with C the link rate in packets per second, an averaging time
+    // constant of one second whatever the rate (a fixed 0.002 is far too fast on
+    // fast links and makes the average oscillate with the flows' sawtooth).
+    let pkts_per_s = rate_bps / 8.0 / RED_PKT_BYTES;
+    let w_q = 1.0 - (-1.0 / pkts_per_s).exp();
+    Red::new(min_th, max_th, cfg.w_q.unwrap_or(w_q), cfg.max_p.unwrap_or(RED_MAX_P), cfg.gentle.unwrap_or(true), pkt_time)
 }
 
 fn queue(h: &HopConfig, lim: Limit) -> Queue {

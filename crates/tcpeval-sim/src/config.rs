@@ -223,8 +223,8 @@ impl Config {
             return Err("interval_ns/trace_interval_ns: must be positive".into());
         }
         self.network.validate()?;
-        if self.flows.is_empty() {
-            return Err("flows: at least one flow is needed".into());
+        if self.flows.is_empty() && self.udp.is_empty() {
+            return Err("flows: at least one flow or UDP stream is needed".into());
         }
         let delays = self.network.hop_delays();
         for (i, f) in self.flows.iter().enumerate() {

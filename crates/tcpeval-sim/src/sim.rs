@@ -43,6 +43,9 @@ pub struct FlowSummary {
     pub retransmits: u64,
     pub timeouts: u64,
     pub recoveries: u64,
+    pub acks: u64,
+    /// Coefficient of variation of ACK inter-arrival times at the sender.
+    pub ack_gap_cov: f64,
     pub completed_ns: Option<u64>,
 }
 
@@ -405,6 +408,7 @@ impl Simulation {
             self.queue_trace.link.push(link.name.clone());
             self.queue_trace.queue_pkts.push(link.queue.len() as u64);
             self.queue_trace.queue_bytes.push(link.queue.bytes());
+            self.queue_trace.red_avg_pkts.push(link.queue.red_avg());
         }
         if now + self.cfg.trace_interval_ns <= self.cfg.duration_ns {
             self.sched.at(now + self.cfg.trace_interval_ns, Ev::Sample);
@@ -468,6 +472,8 @@ impl Simulation {
                     retransmits: s.counters.retransmits,
                     timeouts: s.counters.timeouts,
                     recoveries: s.counters.recoveries,
+                    acks: s.counters.acks,
+                    ack_gap_cov: s.counters.ack_gap_cov(),
                     completed_ns: s.completed,
                 }
             })

@@ -41,6 +41,8 @@ pub struct QueueTrace {
     pub link: Vec<String>,
     pub queue_pkts: Vec<u64>,
     pub queue_bytes: Vec<u64>,
+    /// RED's average queue (packets); null for other disciplines.
+    pub red_avg_pkts: Vec<Option<f64>>,
 }
 
 /// Per report interval and UDP stream: bytes sent by the source and delivered

@@ -95,8 +95,12 @@ impl Link {
             return wake;
         }
         if !self.tx_done_pending && self.busy_until() <= now && self.queue.is_empty() {
-            self.queue.stats.arrivals += 1;
-            self.transmit(p, now, &mut wake);
+            if self.queue.admit(now, &mut self.rng) {
+                self.transmit(p, now, &mut wake);
+            } else if p.kind == Kind::Data {
+                self.counters.data_drops += 1;
+                self.counters.data_drop_bytes += p.payload as u64;
+            }
         } else if !self.queue.enqueue(p, now, &mut self.rng) {
             if p.kind == Kind::Data {
                 self.counters.data_drops += 1;

@@ -138,9 +138,9 @@ impl Queue {
         self.last_change = now;
     }
 
-    /// Enqueue at the tail; returns false (and counts a drop) when the policy or
-    /// the buffer limit refuses the packet.
-    pub fn enqueue(&mut self, p: Packet, now: Time, rng: &mut Rng) -> bool {
+    /// The admission policy's verdict on an arrival (RED sees every arrival, even
+    /// one that finds the queue empty and goes straight to the wire).
+    pub fn admit(&mut self, now: Time, rng: &mut Rng) -> bool {
         self.stats.arrivals += 1;
         if let Discipline::Red(red) = &mut self.discipline {
             if red.drop_arrival(self.pkts.len(), now, rng) {
@@ -148,6 +148,15 @@ impl Queue {
                 self.stats.early_drops += 1;
                 return false;
             }
+        }
+        true
+    }
+
+    /// Enqueue at the tail; returns false (and counts a drop) when the policy or
+    /// the buffer limit refuses the packet.
+    pub fn enqueue(&mut self, p: Packet, now: Time, rng: &mut Rng) -> bool {
+        if !self.admit(now, rng) {
+            return false;
         }
         if !self.has_room(p.wire_bytes) {
             self.stats.drops += 1;

@@ -71,6 +71,35 @@ pub struct SenderCounters {
     pub retransmits: u64,
     pub timeouts: u64,
     pub recoveries: u64,
+    pub acks: u64,
+    /// ACK inter-arrival times (ns): running sum and sum of squares, to measure
+    /// ACK compression (reverse traffic bunches ACKs together).
+    pub ack_gap_sum: f64,
+    pub ack_gap_sq_sum: f64,
+    last_ack_at: Option<Time>,
+}
+
+impl SenderCounters {
+    fn note_ack(&mut self, now: Time) {
+        if let Some(t) = self.last_ack_at {
+            let gap = (now - t) as f64;
+            self.ack_gap_sum += gap;
+            self.ack_gap_sq_sum += gap * gap;
+        }
+        self.last_ack_at = Some(now);
+        self.acks += 1;
+    }
+
+    /// Coefficient of variation of ACK inter-arrival times.
+    pub fn ack_gap_cov(&self) -> f64 {
+        let n = self.acks.saturating_sub(1) as f64;
+        if n < 2.0 {
+            return 0.0;
+        }
+        let mean = self.ack_gap_sum / n;
+        let var = (self.ack_gap_sq_sum / n - mean * mean).max(0.0);
+        var.sqrt() / mean
+    }
 }
 
 pub struct Sender {
@@ -215,6 +244,7 @@ impl Sender {
         if p.ack > self.snd_nxt || p.ack < self.snd_una || self.completed.is_some() {
             return;
         }
+        self.counters.note_ack(now);
         self.sync_state(now);
         let prior_in_flight = self.in_flight() as u32;
         let acked = p.ack - self.snd_una;
