@@ -43,6 +43,7 @@ pub struct FlowSummary {
     pub retransmits: u64,
     pub timeouts: u64,
     pub recoveries: u64,
+    pub local_congestion: u64,
     pub acks: u64,
     /// Coefficient of variation of ACK inter-arrival times at the sender.
     pub ack_gap_cov: f64,
@@ -91,6 +92,8 @@ pub struct Simulation {
     senders: Vec<Sender>,
     receivers: Vec<Receiver>,
     flow_hosts: Vec<(u32, u32)>,
+    /// Per link: the flow whose limited interface queue it is, if any.
+    nic_owner: Vec<Option<u32>>,
     udp: Vec<UdpSource>,
     udp_hosts: Vec<(u32, u32)>,
     /// Per UDP stream: (sent, delivered) bytes at the previous report.
@@ -116,12 +119,19 @@ impl Simulation {
         let n = cfg.flows.len();
         let n_links = built.topo.monitored.len();
         let n_udp = built.udp.len();
+        let mut nic_owner = vec![None; built.topo.links.len()];
+        for (f, fc) in cfg.flows.iter().enumerate() {
+            if fc.nic_queue_pkts.is_some() {
+                nic_owner[built.topo.nodes[built.flow_hosts[f].0 as usize].out as usize] = Some(f as u32);
+            }
+        }
         let mut sim = Simulation {
             sched: Scheduler::new(),
             topo: built.topo,
             senders: built.senders,
             receivers: built.receivers,
             flow_hosts: built.flow_hosts,
+            nic_owner,
             udp: built.udp,
             udp_hosts: built.udp_hosts,
             udp_marks: vec![(0, 0); n_udp],
@@ -182,6 +192,11 @@ impl Simulation {
             Ev::TxDone(l) => {
                 let wake = self.topo.links[l as usize].on_tx_done(now);
                 self.wake_link(l, wake);
+                if let Some(f) = self.nic_owner[l as usize] {
+                    if self.senders[f as usize].nic_blocked {
+                        self.with_sender(f as usize, |s, now, out| s.on_nic_drained(now, out));
+                    }
+                }
             }
             Ev::Arrive(l) => {
                 let link = &mut self.topo.links[l as usize];
@@ -195,11 +210,7 @@ impl Simulation {
             Ev::Rto(f) => self.on_rto_event(f as usize, now),
             Ev::Pace(f) => self.on_pace_event(f as usize, now),
             Ev::DelAck(f) => self.on_delack_event(f as usize, now),
-            Ev::Start(f) => {
-                let mut out = std::mem::take(&mut self.out);
-                self.senders[f as usize].start(now, &mut out);
-                self.flush(f as usize, out);
-            }
+            Ev::Start(f) => self.with_sender(f as usize, |s, now, out| s.start(now, out)),
             Ev::Stop(f) => self.senders[f as usize].stop(now),
             Ev::Udp(k) => self.on_udp_event(k as usize, now),
             Ev::Report => self.report(now),
@@ -239,12 +250,22 @@ impl Simulation {
                 }
                 self.sync_delack(f as usize);
             }
-            NodeKind::Sender(f) => {
-                let mut out = std::mem::take(&mut self.out);
-                self.senders[f as usize].on_ack(&p, now, &mut out);
-                self.flush(f as usize, out);
-            }
+            NodeKind::Sender(f) => self.with_sender(f as usize, |s, now, out| s.on_ack(&p, now, out)),
         }
+    }
+
+    /// Call into a sender with its interface-queue room, then put what it sent on
+    /// the wire and keep its timers scheduled.
+    fn with_sender(&mut self, f: usize, call: impl FnOnce(&mut Sender, Time, &mut Vec<Packet>)) {
+        let now = self.sched.now();
+        let nic = self.topo.nodes[self.flow_hosts[f].0 as usize].out as usize;
+        if self.nic_owner[nic].is_some() {
+            let link = &self.topo.links[nic];
+            self.senders[f].nic_room = Some(link.room(now));
+        }
+        let mut out = std::mem::take(&mut self.out);
+        call(&mut self.senders[f], now, &mut out);
+        self.flush(f, out);
     }
 
     /// Put a sender's packets on its interface and keep its timer scheduled.
@@ -273,11 +294,7 @@ impl Simulation {
         }
         self.pace_event[f] = None;
         match self.senders[f].pace_deadline {
-            Some(d) if d <= now => {
-                let mut out = std::mem::take(&mut self.out);
-                self.senders[f].on_pace_timer(now, &mut out);
-                self.flush(f, out);
-            }
+            Some(d) if d <= now => self.with_sender(f, |s, now, out| s.on_pace_timer(now, out)),
             _ => self.sync_pace(f),
         }
     }
@@ -299,11 +316,7 @@ impl Simulation {
         }
         self.rto_event[f] = None;
         match self.senders[f].rto_deadline {
-            Some(d) if d <= now => {
-                let mut out = std::mem::take(&mut self.out);
-                self.senders[f].on_rto(now, &mut out);
-                self.flush(f, out);
-            }
+            Some(d) if d <= now => self.with_sender(f, |s, now, out| s.on_rto(now, out)),
             _ => self.sync_rto(f),
         }
     }
@@ -472,6 +485,7 @@ impl Simulation {
                     retransmits: s.counters.retransmits,
                     timeouts: s.counters.timeouts,
                     recoveries: s.counters.recoveries,
+                    local_congestion: s.counters.local_congestion,
                     acks: s.counters.acks,
                     ack_gap_cov: s.counters.ack_gap_cov(),
                     completed_ns: s.completed,

@@ -152,3 +152,20 @@ fn a_stopped_flow_completes_with_what_it_sent() {
     assert!(done > 5 * SEC && done < 7 * SEC);
     assert_eq!(r.flows[0].bytes_delivered % 1448, 0);
 }
+
+#[test]
+fn a_full_interface_queue_pushes_back_on_the_sender_without_loss() {
+    // The sender's NIC runs at the bottleneck rate, so its queue (txqueuelen 100)
+    // is where packets wait: Linux refuses the packet, enters CWR and retries
+    // later, so nothing is lost and nothing retransmitted.
+    let mut f = flow("reno", 40, 0.0);
+    f.nic_queue_pkts = Some(100);
+    let mut cfg = dumbbell(100e6, 40, 1.0, 30, vec![f]);
+    cfg.network.access_rate_bps = 100e6;
+    let r = run_checked(cfg);
+    assert!(r.flows[0].local_congestion > 0);
+    assert_eq!(r.flows[0].retransmits, 0);
+    assert_eq!(r.links[0].drops_overflow, 0);
+    let u = utilization(&r, 100e6, 5.0, 30.0);
+    assert!(u > 0.9, "utilization {u}");
+}

@@ -134,10 +134,12 @@ impl Link {
         (p, self.pipe.front().map(|(t, _)| *t))
     }
 
-    /// Whether a packet offered now would be queued or sent rather than dropped
-    /// for lack of room (a host's interface queue applies back-pressure).
-    pub fn has_room(&self, bytes: u32) -> bool {
-        self.queue.has_room(bytes)
+    /// How many more packets the link accepts now without dropping: free queue
+    /// slots, plus one if the serialiser is idle (a host's interface queue applies
+    /// back-pressure to its sender).
+    pub fn room(&self, now: Time) -> u64 {
+        let idle = !self.tx_done_pending && self.busy_until() <= now && self.queue.is_empty();
+        self.queue.free_packets() + idle as u64
     }
 
     /// Packets on the wire or being serialised (not yet at the far end).

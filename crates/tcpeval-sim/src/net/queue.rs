@@ -130,6 +130,14 @@ impl Queue {
         }
     }
 
+    /// Free slots for full-size packets.
+    pub fn free_packets(&self) -> u64 {
+        match self.limit {
+            Limit::Packets(n) => n.saturating_sub(self.pkts.len() as u64),
+            Limit::Bytes(b) => b.saturating_sub(self.bytes) / 1500,
+        }
+    }
+
     /// Bring the occupancy integrals up to `now`.
     pub fn advance(&mut self, now: Time) {
         let dt = now.saturating_sub(self.last_change) as f64;

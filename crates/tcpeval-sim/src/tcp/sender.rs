@@ -71,6 +71,8 @@ pub struct SenderCounters {
     pub retransmits: u64,
     pub timeouts: u64,
     pub recoveries: u64,
+    /// Window reductions because the sender's interface queue was full.
+    pub local_congestion: u64,
     pub acks: u64,
     /// ACK inter-arrival times (ns): running sum and sum of squares, to measure
     /// ACK compression (reverse traffic bunches ACKs together).
@@ -144,6 +146,11 @@ pub struct Sender {
     pace_next: Time,
     /// When the pacing timer must call `send` again, if it is waiting.
     pub pace_deadline: Option<Time>,
+    /// Free slots in the interface queue (Linux txqueuelen), set by the simulation
+    /// before each call; None when unlimited.
+    pub nic_room: Option<u64>,
+    /// The last send stopped on a full interface queue: call `send` when it drains.
+    pub nic_blocked: bool,
     /// The rate sample of the last ACK (for tests and traces).
     pub last_rate_sample: RateSample,
     pub counters: SenderCounters,
@@ -185,6 +192,8 @@ impl Sender {
             pace_next: 0,
             pace_deadline: None,
             last_rate_sample: RateSample::default(),
+            nic_room: None,
+            nic_blocked: false,
             counters: SenderCounters::default(),
             completed: None,
         }
@@ -501,10 +510,13 @@ impl Sender {
 
     fn run_state_machine(&mut self, acked: u64) {
         match self.state {
-            CaState::Recovery if self.snd_una >= self.high_seq => self.exit_recovery(),
+            CaState::Recovery | CaState::Cwr if self.snd_una >= self.high_seq => self.exit_recovery(),
             CaState::Recovery if !self.cfg.sack && acked > 0 => self.mark_head_lost(),
             CaState::Loss if self.snd_una >= self.high_seq => self.set_state(CaState::Open),
             _ => {}
+        }
+        if self.state == CaState::Cwr && self.time_to_recover() {
+            self.enter_recovery();
         }
         if matches!(self.state, CaState::Open | CaState::Disorder) {
             if self.time_to_recover() {
@@ -525,14 +537,25 @@ impl Sender {
         }
     }
 
-    fn enter_recovery(&mut self) {
-        self.counters.recoveries += 1;
+    /// Start a window reduction (Linux `tcp_init_cwnd_reduction`): ssthresh from
+    /// the algorithm, PRR from the current cwnd, until everything now in flight is
+    /// acknowledged.
+    fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.snd_nxt;
         self.prior_cwnd = self.s.cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.s.ssthresh = self.cc.ssthresh(&self.s);
         self.s.cwnd_cnt = 0;
+    }
+
+    fn enter_recovery(&mut self) {
+        self.counters.recoveries += 1;
+        // From CWR the reduction is already under way (Linux `tcp_enter_recovery`).
+        if self.state != CaState::Cwr {
+            self.init_cwnd_reduction();
+        }
+        self.high_seq = self.snd_nxt;
         self.set_state(CaState::Recovery);
         if !self.cfg.sack {
             self.mark_head_lost();
@@ -556,8 +579,19 @@ impl Sender {
         self.cc.cwnd_event(&mut self.s, CaEvent::CompleteCwr);
     }
 
+    /// The interface queue refused a packet: local congestion. Linux 2.6's
+    /// `tcp_transmit_skb` then calls `tcp_enter_cwr`: reduce the window as for a
+    /// loss, without retransmitting anything (the packet was never sent).
+    fn local_congestion(&mut self) {
+        if matches!(self.state, CaState::Open | CaState::Disorder) {
+            self.counters.local_congestion += 1;
+            self.init_cwnd_reduction();
+            self.set_state(CaState::Cwr);
+        }
+    }
+
     fn adjust_cwnd(&mut self, acked: u64, delivered: u32, newly_lost: u32) {
-        if self.state == CaState::Recovery {
+        if matches!(self.state, CaState::Recovery | CaState::Cwr) {
             self.prr(acked > 0, delivered, newly_lost);
         } else if acked > 0 && self.cwnd_limited() {
             self.cc.cong_avoid(&mut self.s, delivered);
@@ -681,7 +715,16 @@ impl Sender {
 
     /// Send while the window allows: lost segments first, then new data.
     pub fn send(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.nic_blocked = false;
         while self.in_flight() < self.s.cwnd as u64 && !self.pacing_wait(now) {
+            if self.nic_room == Some(0) {
+                self.nic_blocked = true;
+                self.local_congestion();
+                break;
+            }
+            if let Some(room) = self.nic_room.as_mut() {
+                *room -= 1;
+            }
             if let Some(seq) = self.next_lost() {
                 self.retransmit(seq, now, out);
             } else if self.may_send_new() {
@@ -696,6 +739,14 @@ impl Sender {
         self.note_window_use();
         if self.packets_out() > 0 && self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// The interface queue drained a packet after a send was refused.
+    pub fn on_nic_drained(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.completed.is_none() {
+            self.s.now = now;
+            self.send(now, out);
         }
     }
 
