@@ -159,6 +159,10 @@ pub struct FlowConfig {
     /// Sender interface queue limit in packets (Linux txqueuelen); none = unlimited.
     #[serde(default)]
     pub nic_queue_pkts: Option<u64>,
+    /// A label echoed in the results (e.g. "web", "background", or the parent
+    /// flow of parallel streams).
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 fn default_mss() -> u32 {

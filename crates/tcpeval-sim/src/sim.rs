@@ -35,6 +35,7 @@ enum Ev {
 pub struct FlowSummary {
     pub id: u32,
     pub cc: String,
+    pub group: Option<String>,
     pub rtt_ns: u64,
     pub start_ns: u64,
     pub bytes_delivered: u64,
@@ -477,6 +478,7 @@ impl Simulation {
                 FlowSummary {
                     id: i as u32,
                     cc: f.cc.clone(),
+                    group: f.group.clone(),
                     rtt_ns: f.rtt_ns,
                     start_ns: f.start_ns,
                     bytes_delivered: self.receivers[i].delivered_bytes,
