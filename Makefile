@@ -41,5 +41,10 @@ lint: setup
 	cargo clippy --workspace --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python
 
+# Full validation of every algorithm against its analytic response function;
+# rewrites docs/validation.md and docs/validation/*.png (several minutes).
+validate: setup
+	$(VPY) -m tcpeval.validation --workers 2
+
 clean:
 	rm -rf target $(VENV)
