@@ -11,6 +11,15 @@ fn simulate(py: Python<'_>, config_json: &str) -> PyResult<String> {
         .map_err(PyValueError::new_err)
 }
 
+/// Check an algorithm name and its parameters (JSON object); raises ValueError
+/// with the engine's message (which names the parameter and what is allowed).
+#[pyfunction]
+fn check_algorithm(name: &str, params_json: &str) -> PyResult<()> {
+    let params: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("params: {e}")))?;
+    tcpeval_sim::cc::Cc::from_config(name, &params).map(|_| ()).map_err(PyValueError::new_err)
+}
+
 /// Congestion-control names accepted in scenarios (aliases included).
 #[pyfunction]
 fn algorithms() -> Vec<&'static str> {
@@ -28,5 +37,6 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(check_algorithm, m)?)?;
     Ok(())
 }

@@ -1,0 +1,120 @@
+"""The `tcpeval` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .scenario import ScenarioError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Evaluate TCP congestion control: simulate scenarios, compute metrics.")
+err = Console(stderr=True, soft_wrap=True)
+# Wide enough for the flow table when stdout is a file or a pipe (rich would use 80).
+out = Console(width=None if sys.stdout.isatty() else 150)
+
+EXIT_BAD_INPUT = 2
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _fmt(value, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def flow_table(summary: dict) -> Table:
+    table = Table(title="Per-flow results", title_justify="left")
+    for col in ("flow", "cc", "streams", "rtt ms", "start s", "Mbit/s", "std", "retx", "RTOs",
+                "mean cwnd", "mean srtt ms"):
+        table.add_column(col, justify="left" if col in ("flow", "cc") else "right")
+    for f in summary["flows"]:
+        table.add_row(f["label"], f["cc"], str(f["streams"]), _fmt(f["rtt_ms"]),
+                      _fmt(f["start_s"]), _fmt(f["throughput_mbps"], 2),
+                      _fmt(f["throughput_std_mbps"], 2), str(f["retransmits"]),
+                      str(f["timeouts"]), _fmt(f["mean_cwnd_pkts"]), _fmt(f["mean_srtt_ms"]))
+    return table
+
+
+def print_summary(summary: dict, out_dir: Path | None) -> None:
+    out.print(flow_table(summary))
+    b = summary["bottleneck"]
+    start, end = summary["window_s"]
+    out.print(
+        f"bottleneck {b['capacity_mbps']:g} Mbit/s: utilization {100 * b['utilization']:.1f}%, "
+        f"drops {b['drops']}, loss rate {b['loss_rate']:.2e}, "
+        f"mean queue {b['mean_queue_pkts']:.1f} pkts   (window {start:g}-{end:g} s)",
+        highlight=False)
+    jain = summary["jain_index"]
+    sim = summary["sim"]
+    out.print(f"Jain index {_fmt(jain, 3)}   simulated {sim['sim_time_s']:g} s, "
+              f"{sim['packets']:,} bottleneck packets in {sim['wall_s']:.2f} s wall",
+              highlight=False)
+    if out_dir is not None:
+        out.print(f"results: {out_dir}/", highlight=False)
+
+
+@app.command()
+def run(
+    scenario: Annotated[Path, typer.Argument(help="scenario TOML file")],
+    out_dir: Annotated[Path | None, typer.Option("--out", help="result directory")] = None,
+    set_: Annotated[list[str] | None,
+                    typer.Option("--set", help="override: dotted.key=value")] = None,
+    seed: Annotated[int | None, typer.Option(help="random seed (overrides run.seed)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print summary JSON only")] = False,
+    backend: Annotated[str | None, typer.Option(help="sim or testbed")] = None,
+) -> None:
+    """Run one scenario: print a per-flow table and write summary.json and Parquet tables."""
+    from .run import run as run_scenario
+    from .store import write_run
+
+    try:
+        result = run_scenario(scenario, overrides=set_ or [], seed=seed, backend=backend)
+    except ScenarioError as e:
+        _fail(str(e))
+    target = out_dir or Path("results") / scenario.stem
+    write_run(result, target)
+    if as_json:
+        sys.stdout.write(json.dumps(result.summary, indent=2) + "\n")
+    else:
+        print_summary(result.summary, target)
+
+
+@app.command()
+def demo(
+    out_dir: Annotated[Path, typer.Option("--out", help="result directory")] = Path("results/demo"),
+) -> None:
+    """Run the demo comparison (examples/demo.toml) and print its table."""
+    from .run import run as run_scenario
+    from .store import write_run
+
+    scenario = _examples_dir() / "demo.toml"
+    out.print(f"[bold]tcpeval demo[/]: {scenario}", highlight=False)
+    result = run_scenario(scenario)
+    write_run(result, out_dir)
+    print_summary(result.summary, out_dir)
+
+
+def _examples_dir() -> Path:
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "examples" / "demo.toml").exists():
+            return parent / "examples"
+    _fail("examples/demo.toml not found (run from a source checkout)")
+    raise AssertionError
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+import pytest
+from helpers import small_scenario
+
+from tcpeval.scenario import ScenarioError, apply_override, load_scenario, resolve
+
+
+def resolved(data, overrides=()):
+    return resolve(load_scenario(data, overrides))
+
+
+@pytest.mark.parametrize("data,field", [
+    ({"run": {"duraton": "1s"}}, "run.duraton: unknown key; allowed: duration"),
+    ({"network": {"bottlenek": "1Gbps"}}, "network.bottlenek: unknown key"),
+    ({"flows": [{"cc": "foo"}]}, "flows[0].cc: unknown algorithm 'foo'; allowed: reno"),
+    ({"network": {"bottleneck": "100Mbs"}}, "network.bottleneck: bad rate"),
+    ({"network": {"bottleneck": "-1Mbps"}}, "network.bottleneck: rate '-1Mbps' must be positive"),
+    ({"network": {"bottleneck": 0}}, "network.bottleneck: rate 0.0 must be positive"),
+    ({"network": {"queue": "codel"}},
+     "network.queue: unknown queue 'codel'; allowed: droptail, red"),
+    ({"network": {"loss": 1.5}}, "network.loss"),
+    ({"network": {"buffer": "lots"}}, "network.buffer: bad buffer 'lots'"),
+    ({"flows": [{"count": 0}]}, "flows[0].count"),
+    ({"flows": [{"count": 2, "start": ["0s"]}]}, "flows[0].start: 1 start times for count = 2"),
+    ({"flows": [{"params": {"beta": 0.5}}]}, "flows[0].params.beta: unknown parameter"),
+    ({"flows": [{"rtt": "10parsecs"}]}, "flows[0].rtt: bad time"),
+    ({"flows": [{"max_window": "10B"}]}, "flows[0].max_window: must be at least one MSS"),
+    ({"run": {"measure_from": "100s", "duration": "10s"}}, "run.measure_from"),
+    ({"run": {"duration": "0s"}}, "run.duration: time '0s' must be positive"),
+    ({"flows": [{"direction": "sideways"}]}, "flows[0].direction: unknown direction"),
+])
+def test_bad_input_names_the_field(data, field):
+    with pytest.raises(ScenarioError) as e:
+        resolved(data)
+    assert field in str(e.value)
+
+
+def test_flow_ids_follow_expansion_order():
+    r = resolved({"flows": [{"cc": "reno", "count": 2}, {"cc": "newreno", "rtt": "20ms"}]})
+    logical = r["meta"]["logical_flows"]
+    assert [f["id"] for f in logical] == [0, 1, 2]
+    assert [f["cc"] for f in r["flows"]] == ["reno", "reno", "newreno"]
+    assert r["flows"][2]["rtt_ns"] == 20_000_000
+    assert r["flows"][0]["rtt_ns"] == 100_000_000
+
+
+def test_parallel_streams_expand_and_split_the_transfer():
+    r = resolved({"flows": [{"cc": "reno", "streams": 4, "bytes": "10MB", "max_window": "1MB"}]})
+    assert len(r["flows"]) == 4
+    assert sum(f["bytes"] for f in r["flows"]) == 10_000_000
+    assert all(f["max_window_bytes"] == 1_000_000 for f in r["flows"])
+    assert r["meta"]["logical_flows"][0]["streams"] == [0, 1, 2, 3]
+
+
+def test_buffer_resolution_uses_the_network_bdp():
+    r = resolved({"network": {"bottleneck": "100Mbps", "rtt": "100ms", "buffer": "20%bdp",
+                              "reverse_buffer": "2MB"}})
+    n = r["network"]
+    assert (n["buffer_pkts"], n["buffer_bytes"]) == (167, None)
+    assert (n["reverse_buffer_pkts"], n["reverse_buffer_bytes"]) == (None, 2_000_000)
+    assert n["access_rate_bps"] == 1e9
+
+
+def test_overrides_reach_nested_keys_and_list_items():
+    data = small_scenario()
+    apply_override(data, "flows.0.cc=newreno")
+    apply_override(data, "network.loss=1e-4")
+    apply_override(data, "run.duration='5s'")
+    r = resolve(load_scenario(data))
+    assert r["flows"][0]["cc"] == "newreno"
+    assert r["network"]["loss"] == 1e-4
+    assert r["duration_ns"] == 5 * 10**9
+
+
+def test_bad_override_index_is_reported():
+    with pytest.raises(ScenarioError, match="out of range"):
+        load_scenario(small_scenario(), ["flows.5.cc=reno"])
+
+
+def test_seed_argument_overrides_the_file():
+    r = resolve(load_scenario(small_scenario()), seed=99)
+    assert r["seed"] == 99
+
+
+def test_udp_shares_of_the_bottleneck():
+    r = resolved({"network": {"bottleneck": "622Mbps"},
+                  "udp": [{"rate": "20%", "amplitude": "10%", "period": "30s"}]})
+    u = r["udp"][0]
+    assert u["rate_bps"] == pytest.approx(124.4e6)
+    assert u["amplitude_bps"] == pytest.approx(62.2e6)
+    assert u["period_ns"] == 30 * 10**9
+
+
+def test_background_traffic_is_expanded_reproducibly():
+    data = {"flows": [{"cc": "reno"}], "run": {"duration": "30s"},
+            "background": {"long_lived": [{"count": 3}], "web": [{"load": 0.2}]}}
+    a, b = resolved(data), resolved(data)
+    assert a["flows"] == b["flows"]
+    groups = [f.get("group") for f in a["flows"]]
+    assert groups.count("background") == 3 and groups.count("web") > 10
+    assert all(f["max_window_bytes"] == 64_000 for f in a["flows"][1:])
+
+
+def test_every_example_is_valid(examples):
+    for path in sorted(examples.glob("*.toml")):
+        resolve(load_scenario(path))
