@@ -71,6 +71,7 @@ def run(
     seed: Annotated[int | None, typer.Option(help="random seed (overrides run.seed)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print summary JSON only")] = False,
     backend: Annotated[str | None, typer.Option(help="sim or testbed")] = None,
+    report: Annotated[bool, typer.Option("--report", help="also write report.html")] = False,
 ) -> None:
     """Run one scenario: print a per-flow table and write summary.json and Parquet tables."""
     from .run import run as run_scenario
@@ -82,6 +83,10 @@ def run(
         _fail(str(e))
     target = out_dir or Path("results") / scenario.stem
     write_run(result, target)
+    if report:
+        from .report import run_report
+
+        run_report(result, target / "report.html", title=f"tcpeval run: {scenario.name}")
     if as_json:
         sys.stdout.write(json.dumps(result.summary, indent=2) + "\n")
     else:
@@ -100,7 +105,11 @@ def demo(
     out.print(f"[bold]tcpeval demo[/]: {scenario}", highlight=False)
     result = run_scenario(scenario)
     write_run(result, out_dir)
+    from .report import run_report
+
+    page = run_report(result, out_dir / "report.html", title="tcpeval demo")
     print_summary(result.summary, out_dir)
+    out.print(f"report: {page}", highlight=False)
 
 
 def _examples_dir() -> Path:

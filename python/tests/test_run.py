@@ -122,3 +122,13 @@ def test_cli_bad_input_exits_2_and_writes_nothing(tmp_path, examples, args, need
 def test_cli_missing_file_exits_2(tmp_path):
     p = cli("run", str(tmp_path / "nope.toml"))
     assert p.returncode == 2 and "no such scenario file" in p.stderr
+
+
+def test_run_report_is_self_contained_with_every_figure(tmp_path, result):
+    from tcpeval.report import run_report
+
+    page = run_report(result, tmp_path / "r" / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 4
+    assert "<script" not in page and "http" not in page.split("<body>")[1]
+    for f in result.summary["flows"]:
+        assert f["label"] in page
