@@ -112,6 +112,114 @@ def demo(
     out.print(f"report: {page}", highlight=False)
 
 
+class _Progress:
+    """A rich progress bar counting finished and failed runs, with an ETA."""
+
+    def __init__(self):
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(),
+                            TextColumn("ETA"), TimeRemainingColumn(), console=err)
+        self.failed = 0
+
+    def start(self, total: int) -> None:
+        self.bar.start()
+        self.task = self.bar.add_task("runs", total=total, failed=0)
+
+    def advance(self, ok: bool) -> None:
+        self.failed += not ok
+        self.bar.update(self.task, advance=1, failed=self.failed)
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+@app.command()
+def sweep(
+    sweep_file: Annotated[Path, typer.Argument(help="scenario TOML with a [sweep] table")],
+    store_dir: Annotated[Path, typer.Option("--out", help="result store directory")] = Path(
+        "results/store"),
+    workers: Annotated[int | None, typer.Option(help="local worker processes")] = None,
+    dask: Annotated[str | None, typer.Option(help="dask scheduler address or local:N")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="print the plan only")] = False,
+) -> None:
+    """Run a parameter sweep into a result store; finished runs are skipped."""
+    from . import sweep as sweep_mod
+    from .store import Store
+
+    try:
+        plan = sweep_mod.plan(sweep_file)
+    except ScenarioError as e:
+        _fail(str(e))
+    out.print(sweep_mod.describe(plan), highlight=False)
+    if dry_run:
+        return
+    store = Store(store_dir)
+    progress = _Progress()
+    try:
+        stats = sweep_mod.run_plan(plan, store, workers=workers, dask=dask, progress=progress)
+    finally:
+        progress.stop()
+    out.print(f"{stats['done']} run, {stats['skipped']} already in the store, "
+              f"{stats['failed']} failed; index: {store.root / 'index.parquet'}", highlight=False)
+    if stats["failures"]:
+        for params, rep, error in stats["failures"]:
+            err.print(f"failed: {params} repetition {rep}: {error}", highlight=False)
+        raise typer.Exit(1)
+
+
+@app.command()
+def results(
+    store_dir: Annotated[Path, typer.Argument(help="result store directory")],
+    where: Annotated[str | None,
+                     typer.Option(help="pandas query, e.g. \"`flows.0.cc` == 'reno'\"")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
+) -> None:
+    """List the runs of a result store with their parameters and summary metrics."""
+    from .store import Store
+
+    if fmt not in ("table", "csv", "json"):
+        _fail(f"--format: {fmt!r} is not one of table, csv, json")
+    if not (store_dir / "runs").is_dir():
+        _fail(f"{store_dir}: not a result store (no runs/ directory)")
+    df = Store(store_dir).index()
+    if where:
+        try:
+            df = df.query(where)
+        except Exception as e:  # noqa: BLE001 - any query error is bad input
+            _fail(f"--where: {e}")
+    if fmt == "csv":
+        sys.stdout.write(df.to_csv(index=False))
+    elif fmt == "json":
+        sys.stdout.write(df.to_json(orient="records", indent=2) + "\n")
+    else:
+        df = _compact(df)
+        table = Table(title=f"{len(df)} runs", title_justify="left")
+        for col in df.columns:
+            table.add_column(str(col))
+        for row in df.itertuples(index=False):
+            table.add_row(*[f"{v:.4g}" if isinstance(v, float) else str(v) for v in row])
+        out.print(table)
+
+
+def _compact(df):
+    """The columns that fit a terminal: axes, status, headline metrics."""
+    drop = {"seed", "wall_s", "drops", "mean_queue_pkts", "error"}
+    keep = [c for c in df.columns if c not in drop and (
+        "." not in c or not c.startswith("flow") or c.endswith(".throughput_mbps"))]
+    out_df = df[keep].copy()
+    out_df["key"] = out_df["key"].str[:8]
+    return out_df
+
+
 def _examples_dir() -> Path:
     here = Path(__file__).resolve()
     for parent in here.parents:
