@@ -112,6 +112,28 @@ def demo(
     out.print(f"report: {page}", highlight=False)
 
 
+@app.command()
+def metrics(
+    result_dir: Annotated[Path, typer.Argument(help="a run's result directory")],
+    start: Annotated[str | None, typer.Option("--from", help="window start, e.g. 120s")] = None,
+    end: Annotated[str | None, typer.Option("--to", help="window end, e.g. 300s")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print summary JSON only")] = False,
+) -> None:
+    """Recompute a finished run's summary metrics over another window."""
+    from .run import load_run, resummarize
+    from .units import UnitError, parse_time
+
+    try:
+        window = [None if v is None else parse_time(v) for v in (start, end)]
+        summary = resummarize(load_run(result_dir), *window)
+    except (ScenarioError, UnitError) as e:
+        _fail(str(e))
+    if as_json:
+        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+    else:
+        print_summary(summary, None)
+
+
 class _Progress:
     """A rich progress bar counting finished and failed runs, with an ETA."""
 

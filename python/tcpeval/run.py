@@ -31,6 +31,11 @@ class Result:
     completions: pd.DataFrame
     raw: dict = field(repr=False, default_factory=dict)
 
+    def engine_summary(self) -> dict:
+        """The engine's per-flow and per-link counters (everything but the tables)."""
+        keep = ("flows", "links", "sim", "validity", "backend")
+        return {k: self.raw[k] for k in keep if k in self.raw}
+
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"flows": self.flows, "trace": self.trace, "queue": self.queue,
                 "links": self.links, "udp": self.udp, "completions": self.completions}
@@ -82,6 +87,36 @@ def build_result(resolved: dict, raw: dict, wall_s: float) -> Result:
     completions = _completions(raw)
     summary = summarize(resolved, raw, flows, trace, links, wall_s)
     return Result(resolved, summary, flows, trace, queue, links, udp, completions, raw)
+
+
+def load_run(directory: str | Path) -> Result:
+    """Read a run written by `store.write_run` back into a Result."""
+    d = Path(directory)
+    if not (d / "summary.json").exists():
+        raise ScenarioError(f"{d}: not a run directory (no summary.json)")
+    resolved = json.loads((d / "scenario.json").read_text())
+    raw = json.loads((d / "engine.json").read_text())
+    summary = json.loads((d / "summary.json").read_text())
+    tables = {name: pd.read_parquet(d / f"{name}.parquet")
+              for name in ("flows", "trace", "queue", "links", "udp", "completions")}
+    return Result(resolved, summary, raw=raw, **tables)
+
+
+def resummarize(result: Result, start_s: float | None = None,
+                end_s: float | None = None) -> dict:
+    """The summary of a finished run over another measurement window."""
+    resolved = json.loads(json.dumps(result.scenario))
+    duration = resolved["duration_ns"] / NS
+    start = resolved["meta"]["measure_from_s"] if start_s is None else start_s
+    end = duration if end_s is None else end_s
+    if not 0 <= start < end <= duration + 1e-9:
+        raise ScenarioError(f"window {start:g}-{end:g} s: need 0 <= from < to <= {duration:g}")
+    resolved["meta"]["measure_from_s"] = start
+    resolved["duration_ns"] = int(round(end * NS))
+    s = summarize(resolved, result.raw, result.flows, result.trace, result.links,
+                  result.summary["sim"]["wall_s"])
+    s["sim"] = result.summary["sim"]
+    return s
 
 
 def _stream_to_flow(logical: list[dict]) -> dict[int, int]:

@@ -22,6 +22,7 @@ def write_run(result: Result, out_dir: str | Path, extra: dict | None = None) ->
     try:
         (tmp / "summary.json").write_text(json.dumps(result.summary, indent=2) + "\n")
         (tmp / "scenario.json").write_text(json.dumps(result.scenario, indent=2) + "\n")
+        (tmp / "engine.json").write_text(json.dumps(result.engine_summary()) + "\n")
         for name, df in result.tables().items():
             df.to_parquet(tmp / f"{name}.parquet", index=False)
         for name, doc in (extra or {}).items():

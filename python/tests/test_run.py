@@ -63,7 +63,8 @@ def test_parallel_streams_are_reported_as_one_flow_and_its_streams():
 def test_write_run_is_atomic(tmp_path, result, monkeypatch):
     out = write_run(result, tmp_path / "run")
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["completions.parquet", "flows.parquet", "links.parquet", "queue.parquet",
+    assert names == ["completions.parquet", "engine.json", "flows.parquet", "links.parquet",
+                     "queue.parquet",
                      "scenario.json", "summary.json", "trace.parquet", "udp.parquet"]
     before = (out / "summary.json").read_text()
 
@@ -132,3 +133,22 @@ def test_run_report_is_self_contained_with_every_figure(tmp_path, result):
     assert "<script" not in page and "http" not in page.split("<body>")[1]
     for f in result.summary["flows"]:
         assert f["label"] in page
+
+
+def test_metrics_recomputes_over_another_window(tmp_path, result):
+    from tcpeval.run import load_run, resummarize
+
+    write_run(result, tmp_path / "r")
+    loaded = load_run(tmp_path / "r")
+    same = resummarize(loaded)
+    assert same["flows"] == result.summary["flows"]
+    late = resummarize(loaded, 6.0, 10.0)
+    f = result.flows
+    rows = f[(f.flow == 0) & (f.t_s > 6.5) & (f.t_s <= 10.0)]
+    assert late["flows"][0]["throughput_mbps"] == pytest.approx(
+        rows.delivered_bytes.sum() * 8 / len(rows) / 1e6)
+    p = cli("metrics", str(tmp_path / "r"), "--from", "6s", "--to", "10s", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["window_s"] == [6.0, 10.0]
+    bad = cli("metrics", str(tmp_path / "r"), "--from", "9s", "--to", "3s")
+    assert bad.returncode == 2 and "window" in bad.stderr
