@@ -42,7 +42,7 @@ import numpy as np
 RATE_BPS = 10e9
 MSS = 1448
 MTU = 1500
-LOSS_EVENTS = 150  # loss events per run: enough to pin the mean within a few percent
+LOSS_EVENTS = 400  # loss events per run: CUBIC needs about this many to pin its mean within ~5%
 WARMUP = 0.25  # fraction of the run skipped (convergence from slow start)
 
 # CUBIC constants (RFC 9438 section 4; Linux tcp_cubic.c: beta 717/1024, C 410/1024)

@@ -14,9 +14,12 @@
 use crate::time::Time;
 use serde_json::{Map, Value};
 
+pub mod cubic;
 pub mod harness;
+pub mod params;
 pub mod reno;
 
+pub use cubic::Cubic;
 pub use reno::Reno;
 
 /// Linux TCP_INFINITE_SSTHRESH: ssthresh before the first loss.
@@ -49,6 +52,8 @@ pub struct CcState {
     pub pacing_rate: f64,
     /// Current congestion state (Linux `icsk_ca_state`).
     pub ca_state: CaState,
+    /// When the sender last transmitted (Linux `lsndtime`).
+    pub last_send_time: Time,
 }
 
 impl CcState {
@@ -69,6 +74,7 @@ impl CcState {
             cwnd_limited: true,
             pacing_rate: 0.0,
             ca_state: CaState::Open,
+            last_send_time: 0,
         }
     }
 
@@ -191,12 +197,13 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
 }
 
 /// Names accepted in scenarios, with aliases.
-pub const ALGORITHMS: &[&str] = &["reno", "newreno"];
+pub const ALGORITHMS: &[&str] = &["reno", "newreno", "cubic"];
 
 /// An algorithm instance; enum dispatch keeps per-flow state inline.
 #[derive(Clone, Debug)]
 pub enum Cc {
     Reno(Reno),
+    Cubic(Cubic),
 }
 
 impl Cc {
@@ -208,6 +215,7 @@ impl Cc {
                 no_params(name, params)?;
                 Ok(Cc::Reno(Reno))
             }
+            "cubic" => Ok(Cc::Cubic(Cubic::new(cubic::CubicConfig::from_params(params)?))),
             _ => Err(format!("unknown algorithm '{name}'; allowed: {}", ALGORITHMS.join(", "))),
         }
     }
@@ -215,6 +223,7 @@ impl Cc {
     fn ops(&mut self) -> &mut dyn CongestionOps {
         match self {
             Cc::Reno(c) => c,
+            Cc::Cubic(c) => c,
         }
     }
 }

@@ -795,6 +795,7 @@ impl Sender {
             self.pace_next = self.pace_next.max(now) + gap;
         }
         out.push(Packet::data(self.cfg.flow, self.cfg.dst, seq, payload, wire, now));
+        self.s.last_send_time = now;
         self.counters.segments_sent += 1;
         self.counters.bytes_sent += payload as u64;
         if self.state == CaState::Recovery {

@@ -1,0 +1,441 @@
+//! CUBIC (RFC 9438; Ha, Rhee & Xu 2008) as Linux ships it (`net/ipv4/tcp_cubic.c`,
+//! v2.3 as in Linux 5.x/6.x), including HyStart (ack-train and delay detection).
+//!
+//! After a loss the window follows W(t) = C (t - K)^3 + W_max, with
+//! K = cbrt(W_max (1 - beta) / C): concave below W_max, convex above. Linux
+//! evaluates the curve one minimum RTT ahead (t + delay_min), turns the distance
+//! to the target into `cnt` (packets acknowledged per +1) for
+//! `tcp_cong_avoid_ai`, and never grows faster than 1.5x per RTT (cnt >= 2).
+//! The Reno-friendly ("TCP-friendly") estimate grows by one packet per
+//! cwnd * 15/8 packets acknowledged, Linux's integer form of
+//! 3 (1 + beta) / (1 - beta) / 8 (alpha = 0.53); when it is ahead, CUBIC keeps up.
+//!
+//! Differences from RFC 9438, as in Linux: no switch of the Reno-friendly alpha to
+//! 1 once it passes cwnd_prior (RFC 9438 section 4.3); W_max is forgotten at an
+//! RTO (RFC 9438 section 4.8 keeps it). K is computed in floating point (Linux
+//! uses a table-driven integer cube root accurate to ~0.2%).
+
+use super::params::Params;
+use super::{cong_avoid_ai, slow_start, CaEvent, CaState, CcState, CongestionOps, AckSample};
+use crate::time::{Time, MS, SEC, US};
+use serde_json::{Map, Value};
+
+/// Linux BICTCP_BETA_SCALE and the default beta (717/1024 = 0.7).
+const BETA_SCALE: u32 = 1024;
+const BETA: u32 = 717;
+/// Linux bic_scale: C = bic_scale * 10 / 1024 = 0.4 (RFC 9438 section 5.1).
+const BIC_SCALE: u32 = 41;
+/// Time is measured in 1/1024 s (Linux BICTCP_HZ = 10).
+const BICTCP_HZ: u32 = 10;
+/// Before the first loss, grow at least 5% per RTT (Linux caps cnt at 20).
+const NO_LOSS_CNT_CAP: u32 = 20;
+/// Linux recomputes cnt at most every HZ/32 if cwnd did not change.
+const UPDATE_GAP: Time = SEC / 32;
+/// HyStart (Linux defaults): active from cwnd 16; ACKs within 2 ms form a train;
+/// the delay test takes the minimum of 8 samples per round and fires above
+/// delay_min + clamp(delay_min / 8, 4 ms, 16 ms).
+const HYSTART_LOW_WINDOW: u32 = 16;
+const HYSTART_ACK_DELTA: Time = 2 * MS;
+const HYSTART_MIN_SAMPLES: u32 = 8;
+const HYSTART_DELAY_MIN: Time = 4 * MS;
+const HYSTART_DELAY_MAX: Time = 16 * MS;
+/// Delay samples within one second after an epoch starts are ignored.
+const EPOCH_SAMPLE_HOLDOFF: Time = SEC;
+
+pub const PARAMS: &[&str] = &["beta", "c", "fast_convergence", "tcp_friendliness", "hystart", "hystart_low_window", "hystart_detect"];
+
+#[derive(Clone, Debug)]
+pub struct CubicConfig {
+    pub beta: u32,
+    pub bic_scale: u32,
+    pub fast_convergence: bool,
+    pub tcp_friendliness: bool,
+    pub hystart: bool,
+    pub hystart_low_window: u32,
+    pub ack_train: bool,
+    pub delay_detect: bool,
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig {
+            beta: BETA,
+            bic_scale: BIC_SCALE,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            hystart: true,
+            hystart_low_window: HYSTART_LOW_WINDOW,
+            ack_train: true,
+            delay_detect: true,
+        }
+    }
+}
+
+impl CubicConfig {
+    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
+        let p = Params::new("cubic", map, PARAMS)?;
+        let d = CubicConfig::default();
+        let beta = p.f64_in("beta", BETA as f64 / BETA_SCALE as f64, 0.05, 0.95)?;
+        let c = p.f64_in("c", BIC_SCALE as f64 * 10.0 / 1024.0, 0.01, 10.0)?;
+        let detect = p.u32("hystart_detect", 3)?;
+        if detect > 3 {
+            return Err("params.hystart_detect: 1 (ack train), 2 (delay) or 3 (both)".into());
+        }
+        Ok(CubicConfig {
+            beta: (beta * BETA_SCALE as f64).round() as u32,
+            bic_scale: ((c * 1024.0 / 10.0).round() as u32).max(1),
+            fast_convergence: p.bool("fast_convergence", d.fast_convergence)?,
+            tcp_friendliness: p.bool("tcp_friendliness", d.tcp_friendliness)?,
+            hystart: p.bool("hystart", d.hystart)?,
+            hystart_low_window: p.u32("hystart_low_window", d.hystart_low_window)?,
+            ack_train: detect & 1 != 0,
+            delay_detect: detect & 2 != 0,
+        })
+    }
+
+    /// Linux cube_rtt_scale = bic_scale * 10.
+    fn cube_rtt_scale(&self) -> u128 {
+        self.bic_scale as u128 * 10
+    }
+
+    /// Linux beta_scale: 8 (1024 + beta) / 3 / (1024 - beta), in integers.
+    fn beta_scale(&self) -> u32 {
+        8 * (BETA_SCALE + self.beta) / 3 / (BETA_SCALE - self.beta)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Cubic {
+    cfg: CubicConfig,
+    cnt: u32,
+    last_max_cwnd: u32,
+    last_cwnd: u32,
+    last_time: Time,
+    origin_point: u32,
+    /// Time from the epoch start to the origin point, in 1/1024 s.
+    k: u64,
+    delay_min: Time,
+    epoch_start: Option<Time>,
+    ack_cnt: u32,
+    tcp_cwnd: u32,
+    // HyStart
+    found: bool,
+    round_start: Time,
+    end_seq: u64,
+    last_ack: Time,
+    curr_rtt: Time,
+    sample_cnt: u32,
+}
+
+impl Cubic {
+    pub fn new(cfg: CubicConfig) -> Self {
+        Cubic { cfg, ..Default::default() }
+    }
+
+    fn reset(&mut self) {
+        *self = Cubic { cfg: self.cfg.clone(), ..Default::default() };
+    }
+
+    fn hystart_reset(&mut self, s: &CcState) {
+        self.round_start = s.now;
+        self.last_ack = s.now;
+        self.end_seq = s.snd_nxt;
+        self.curr_rtt = Time::MAX;
+        self.sample_cnt = 0;
+    }
+
+    /// Linux `bictcp_update`: set `cnt` from the cubic curve and the
+    /// Reno-friendly estimate.
+    fn update(&mut self, s: &CcState, acked: u32) {
+        let cwnd = s.cwnd;
+        self.ack_cnt = self.ack_cnt.saturating_add(acked);
+        if self.last_cwnd == cwnd && s.now.saturating_sub(self.last_time) <= UPDATE_GAP {
+            return;
+        }
+        // The curve is re-evaluated at most once per millisecond (Linux: per jiffy).
+        if self.epoch_start.is_none() || s.now / MS != self.last_time / MS {
+            self.last_cwnd = cwnd;
+            self.last_time = s.now;
+            self.cubic_cnt(s, acked);
+        }
+        if self.cfg.tcp_friendliness {
+            self.reno_friendly(cwnd);
+        }
+        self.cnt = self.cnt.max(2);
+    }
+
+    fn cubic_cnt(&mut self, s: &CcState, acked: u32) {
+        let cwnd = s.cwnd;
+        let epoch = *self.epoch_start.get_or_insert_with(|| {
+            self.ack_cnt = acked;
+            self.tcp_cwnd = cwnd;
+            s.now
+        });
+        if epoch == s.now && self.ack_cnt == acked {
+            if self.last_max_cwnd <= cwnd {
+                self.k = 0;
+                self.origin_point = cwnd;
+            } else {
+                // K = cbrt((W_max - cwnd) / C) seconds = cbrt(2^40 / (bic_scale*10) * dW) in 1/1024 s.
+                let cube_factor = (1u128 << (10 + 3 * BICTCP_HZ)) as f64 / self.cfg.cube_rtt_scale() as f64;
+                self.k = (cube_factor * (self.last_max_cwnd - cwnd) as f64).cbrt() as u64;
+                self.origin_point = self.last_max_cwnd;
+            }
+        }
+        let elapsed = s.now - epoch + self.delay_min;
+        let t = (elapsed as u128 * (1 << BICTCP_HZ) / SEC as u128) as u64;
+        let offs = t.abs_diff(self.k) as u128;
+        let delta = ((self.cfg.cube_rtt_scale() * offs * offs * offs) >> (10 + 3 * BICTCP_HZ)) as u64;
+        let target = if t < self.k {
+            (self.origin_point as u64).saturating_sub(delta)
+        } else {
+            self.origin_point as u64 + delta
+        };
+        self.cnt = if target > cwnd as u64 { (cwnd as u64 / (target - cwnd as u64)).max(1) as u32 } else { 100 * cwnd };
+        if self.last_max_cwnd == 0 {
+            self.cnt = self.cnt.min(NO_LOSS_CNT_CAP);
+        }
+    }
+
+    fn reno_friendly(&mut self, cwnd: u32) {
+        let per_packet = ((cwnd as u64 * self.cfg.beta_scale() as u64) >> 3).max(1) as u32;
+        while self.ack_cnt > per_packet {
+            self.ack_cnt -= per_packet;
+            self.tcp_cwnd += 1;
+        }
+        if self.tcp_cwnd > cwnd {
+            let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
+            self.cnt = self.cnt.min(max_cnt);
+        }
+    }
+
+    fn hystart_update(&mut self, s: &mut CcState, delay: Time) {
+        if s.snd_una > self.end_seq {
+            self.hystart_reset(s);
+        }
+        if self.cfg.ack_train && s.now.saturating_sub(self.last_ack) <= HYSTART_ACK_DELTA {
+            self.last_ack = s.now;
+            // Not paced: the train ends after half the minimum delay.
+            let threshold = self.delay_min / 2;
+            if s.now - self.round_start > threshold {
+                self.found = true;
+                s.ssthresh = s.cwnd;
+            }
+        }
+        if self.cfg.delay_detect {
+            self.curr_rtt = self.curr_rtt.min(delay);
+            if self.sample_cnt < HYSTART_MIN_SAMPLES {
+                self.sample_cnt += 1;
+            } else if self.curr_rtt > self.delay_min + (self.delay_min / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX) {
+                self.found = true;
+                s.ssthresh = s.cwnd;
+            }
+        }
+    }
+
+    /// Current W_max (packets), for tests and traces.
+    pub fn w_max(&self) -> u32 {
+        self.last_max_cwnd
+    }
+
+    /// Current K in seconds.
+    pub fn k_seconds(&self) -> f64 {
+        self.k as f64 / 1024.0
+    }
+}
+
+impl CongestionOps for Cubic {
+    fn init(&mut self, s: &mut CcState) {
+        self.reset();
+        if self.cfg.hystart {
+            self.hystart_reset(s);
+        }
+    }
+
+    fn ssthresh(&mut self, s: &CcState) -> u32 {
+        self.epoch_start = None;
+        let cwnd = s.cwnd;
+        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
+            (cwnd as u64 * (BETA_SCALE + self.cfg.beta) as u64 / (2 * BETA_SCALE) as u64) as u32
+        } else {
+            cwnd
+        };
+        ((cwnd as u64 * self.cfg.beta as u64 / BETA_SCALE as u64) as u32).max(2)
+    }
+
+    fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
+        let mut acked = acked;
+        if s.in_slow_start() {
+            acked = slow_start(s, acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        self.update(s, acked);
+        let cnt = self.cnt;
+        cong_avoid_ai(s, cnt, acked);
+    }
+
+    fn pkts_acked(&mut self, s: &mut CcState, sample: &AckSample) {
+        let Some(rtt) = sample.rtt else { return };
+        if self.epoch_start.is_some_and(|e| s.now.saturating_sub(e) < EPOCH_SAMPLE_HOLDOFF) {
+            return;
+        }
+        let delay = rtt.max(US);
+        if self.delay_min == 0 || self.delay_min > delay {
+            self.delay_min = delay;
+        }
+        if !self.found && self.cfg.hystart && s.in_slow_start() && s.cwnd >= self.cfg.hystart_low_window {
+            self.hystart_update(s, delay);
+        }
+    }
+
+    fn set_state(&mut self, s: &mut CcState, state: CaState) {
+        if state == CaState::Loss {
+            self.reset();
+            self.hystart_reset(s);
+        }
+    }
+
+    fn cwnd_event(&mut self, s: &mut CcState, event: CaEvent) {
+        // After idle, shift the epoch so the curve does not jump (Linux 4.x+).
+        if event == CaEvent::TxStart {
+            if let Some(e) = self.epoch_start {
+                let idle = s.now.saturating_sub(s.last_send_time);
+                self.epoch_start = Some((e + idle).min(s.now));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::harness::Harness;
+
+    fn cubic(hystart: bool) -> Cubic {
+        Cubic::new(CubicConfig { hystart, ..CubicConfig::default() })
+    }
+
+    /// Drive CA after a loss at `w_max` for `secs`, one window per RTT.
+    fn after_loss(w_max: u32, rtt: Time) -> Harness<Cubic> {
+        let mut h = Harness::new(cubic(false), w_max);
+        h.rtt = rtt;
+        h.s.ssthresh = 1; // in CA
+        h.cc.delay_min = rtt;
+        h.lose();
+        h
+    }
+
+    #[test]
+    fn decrease_is_beta_and_k_is_the_cube_root() {
+        let mut h = after_loss(1000, 100 * MS);
+        assert_eq!(h.s.cwnd, 700); // 1000 * 717 / 1024 = 700.2
+        h.ack(1); // the first ACK in CA starts the epoch
+        // K = cbrt((1000 - 700) / 0.4) = 9.086 s (C = 410/1024)
+        let k: f64 = ((1000.0 - 700.0) / (410.0 / 1024.0_f64)).cbrt();
+        assert!((h.cc.k_seconds() - k).abs() < 0.002, "K {} vs {k}", h.cc.k_seconds());
+    }
+
+    #[test]
+    fn window_follows_the_cubic_curve() {
+        // W(t) = C (t - K)^3 + W_max with W_max = 1000; the curve is evaluated
+        // one RTT ahead, and growth is per ACK, so compare within a few packets.
+        let rtt = 50 * MS;
+        let mut h = after_loss(1000, rtt);
+        let c: f64 = 410.0 / 1024.0;
+        let k: f64 = (300.0 / c).cbrt();
+        let curve = |t: f64| c * (t - k).powi(3) + 1000.0;
+        let mut t = 0.0;
+        for check in [k / 2.0, k, 1.5 * k] {
+            while t < check {
+                h.ack_round();
+                t += rtt as f64 / 1e9;
+            }
+            let want = curve(t + rtt as f64 / 1e9);
+            let got = h.s.cwnd as f64;
+            assert!((got - want).abs() <= 0.01 * want + 3.0, "t={t:.2}: cwnd {got}, curve {want:.1}");
+        }
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max_when_losing_below_it() {
+        let mut h = after_loss(1000, 100 * MS);
+        assert_eq!(h.cc.w_max(), 1000);
+        h.s.cwnd = 800;
+        h.lose();
+        assert_eq!(h.cc.w_max(), 800 * (1024 + 717) / 2048); // 680
+        let mut slow = Harness::new(Cubic::new(CubicConfig { fast_convergence: false, ..Default::default() }), 1000);
+        slow.lose();
+        slow.s.cwnd = 800;
+        slow.lose();
+        assert_eq!(slow.cc.w_max(), 800);
+    }
+
+    /// Window after `rounds` RTTs of CA following a loss at `w_max`.
+    fn grow(cfg: CubicConfig, w_max: u32, rtt: Time, rounds: u32) -> (u32, u32) {
+        let mut h = Harness::new(Cubic::new(cfg), w_max);
+        h.rtt = rtt;
+        h.s.ssthresh = 1;
+        h.lose();
+        let start = h.s.cwnd;
+        for _ in 0..rounds {
+            h.ack_round_in_pairs();
+        }
+        (start, h.s.cwnd)
+    }
+
+    #[test]
+    fn reno_friendly_region_dominates_at_small_windows_and_short_rtts() {
+        // W_max = 20 at a 5 ms RTT: in 100 RTTs (0.5 s, K = 2.5 s) the cubic curve
+        // adds under 3 packets, while the Reno-friendly estimate adds one packet per
+        // cwnd * 15/8 acknowledged, about 0.53 per RTT: ~53. Linux re-evaluates
+        // cnt at most every 1/32 s while cwnd is unchanged, which costs a little.
+        let base = CubicConfig { hystart: false, ..CubicConfig::default() };
+        let (start, friendly) = grow(base.clone(), 20, 5 * MS, 100);
+        let (_, cubic_only) = grow(CubicConfig { tcp_friendliness: false, ..base }, 20, 5 * MS, 100);
+        assert!(friendly - start >= 42, "Reno-friendly growth {start} -> {friendly}");
+        assert!(cubic_only - start <= 4, "cubic-only growth {start} -> {cubic_only}");
+    }
+
+    #[test]
+    fn hystart_delay_detection_ends_slow_start_on_an_rtt_rise() {
+        let mut h = Harness::new(Cubic::new(CubicConfig { ack_train: false, ..Default::default() }), 10);
+        h.cc.init(&mut h.s);
+        h.rtt = 100 * MS;
+        h.ack_round();
+        h.ack_round(); // cwnd 40, delay_min 100 ms
+        assert!(h.s.in_slow_start());
+        h.rtt = 100 * MS + 20 * MS; // above delay_min + clamp(12.5 ms, 4, 16) = 112.5 ms
+        h.ack_round();
+        assert!(!h.s.in_slow_start(), "slow start ended at cwnd {}", h.s.cwnd);
+        assert_eq!(h.s.ssthresh, h.s.cwnd.min(h.s.ssthresh));
+    }
+
+    #[test]
+    fn hystart_ignores_a_steady_rtt() {
+        let mut h = Harness::new(Cubic::new(CubicConfig { ack_train: false, ..Default::default() }), 10);
+        h.cc.init(&mut h.s);
+        for _ in 0..8 {
+            h.ack_round();
+        }
+        assert!(h.s.in_slow_start());
+        assert_eq!(h.s.cwnd, 2560);
+    }
+
+    #[test]
+    fn a_timeout_forgets_w_max() {
+        let mut h = after_loss(1000, 100 * MS);
+        h.timeout();
+        assert_eq!(h.cc.w_max(), 0);
+    }
+
+    #[test]
+    fn params_are_checked() {
+        let mut m = Map::new();
+        m.insert("beta".into(), Value::from(0.8));
+        assert_eq!(CubicConfig::from_params(&m).unwrap().beta, 819);
+        m.insert("gamma".into(), Value::from(1));
+        assert!(CubicConfig::from_params(&m).unwrap_err().contains("params.gamma"));
+    }
+}
