@@ -16,11 +16,15 @@ use serde_json::{Map, Value};
 
 pub mod cubic;
 pub mod harness;
+pub mod highspeed;
 pub mod params;
 pub mod reno;
+pub mod scalable;
 
 pub use cubic::Cubic;
+pub use highspeed::HighSpeed;
 pub use reno::Reno;
+pub use scalable::Scalable;
 
 /// Linux TCP_INFINITE_SSTHRESH: ssthresh before the first loss.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -197,13 +201,15 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
 }
 
 /// Names accepted in scenarios, with aliases.
-pub const ALGORITHMS: &[&str] = &["reno", "newreno", "cubic"];
+pub const ALGORITHMS: &[&str] = &["reno", "newreno", "scalable", "highspeed", "cubic"];
 
 /// An algorithm instance; enum dispatch keeps per-flow state inline.
 #[derive(Clone, Debug)]
 pub enum Cc {
     Reno(Reno),
     Cubic(Cubic),
+    Scalable(Scalable),
+    HighSpeed(HighSpeed),
 }
 
 impl Cc {
@@ -216,6 +222,8 @@ impl Cc {
                 Ok(Cc::Reno(Reno))
             }
             "cubic" => Ok(Cc::Cubic(Cubic::new(cubic::CubicConfig::from_params(params)?))),
+            "scalable" => Ok(Cc::Scalable(Scalable::from_params(params)?)),
+            "highspeed" => Ok(Cc::HighSpeed(HighSpeed::from_params(params)?)),
             _ => Err(format!("unknown algorithm '{name}'; allowed: {}", ALGORITHMS.join(", "))),
         }
     }
@@ -224,6 +232,8 @@ impl Cc {
         match self {
             Cc::Reno(c) => c,
             Cc::Cubic(c) => c,
+            Cc::Scalable(c) => c,
+            Cc::HighSpeed(c) => c,
         }
     }
 }
