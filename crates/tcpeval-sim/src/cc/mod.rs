@@ -14,15 +14,19 @@
 use crate::time::Time;
 use serde_json::{Map, Value};
 
+pub mod bic;
 pub mod cubic;
 pub mod harness;
 pub mod highspeed;
+pub mod htcp;
 pub mod params;
 pub mod reno;
 pub mod scalable;
 
+pub use bic::Bic;
 pub use cubic::Cubic;
 pub use highspeed::HighSpeed;
+pub use htcp::Htcp;
 pub use reno::Reno;
 pub use scalable::Scalable;
 
@@ -201,7 +205,7 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
 }
 
 /// Names accepted in scenarios, with aliases.
-pub const ALGORITHMS: &[&str] = &["reno", "newreno", "scalable", "highspeed", "cubic"];
+pub const ALGORITHMS: &[&str] = &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic"];
 
 /// An algorithm instance; enum dispatch keeps per-flow state inline.
 #[derive(Clone, Debug)]
@@ -210,6 +214,8 @@ pub enum Cc {
     Cubic(Cubic),
     Scalable(Scalable),
     HighSpeed(HighSpeed),
+    Htcp(Htcp),
+    Bic(Bic),
 }
 
 impl Cc {
@@ -224,6 +230,8 @@ impl Cc {
             "cubic" => Ok(Cc::Cubic(Cubic::new(cubic::CubicConfig::from_params(params)?))),
             "scalable" => Ok(Cc::Scalable(Scalable::from_params(params)?)),
             "highspeed" => Ok(Cc::HighSpeed(HighSpeed::from_params(params)?)),
+            "htcp" => Ok(Cc::Htcp(Htcp::from_params(params)?)),
+            "bic" => Ok(Cc::Bic(Bic::from_params(params)?)),
             _ => Err(format!("unknown algorithm '{name}'; allowed: {}", ALGORITHMS.join(", "))),
         }
     }
@@ -234,6 +242,8 @@ impl Cc {
             Cc::Cubic(c) => c,
             Cc::Scalable(c) => c,
             Cc::HighSpeed(c) => c,
+            Cc::Htcp(c) => c,
+            Cc::Bic(c) => c,
         }
     }
 }

@@ -1,0 +1,238 @@
+//! BIC (Xu, Harfoush & Rhee, INFOCOM 2004) as Linux ships it (`net/ipv4/tcp_bic.c`).
+//!
+//! After a loss at W_max the window restarts at beta W_max and binary-searches
+//! towards W_max: each RTT it closes a quarter of the distance (Linux BICTCP_B = 4),
+//! at most 16 packets (linear increase when far) and at least 0.2 (smooth_part
+//! 20, when close). Beyond W_max it probes slowly, then faster ("max probing":
+//! (cwnd - W_max)/3 per RTT, up to 16). Fast convergence lowers W_max to
+//! 0.9 cwnd when a loss comes below the previous W_max. At or below 14 packets it
+//! is Reno. Linux divides `cnt` by the measured packets per ACK (an EWMA started at
+//! 2) while `tcp_cong_avoid_ai` counts packets, so with delayed ACKs BIC grows
+//! about twice the per-RTT steps above (reference digest B5 and part E item 9).
+
+use super::params::Params;
+use super::{cong_avoid_ai, slow_start, AckSample, CaState, CcState, CongestionOps};
+use crate::time::{Time, SEC};
+use serde_json::{Map, Value};
+
+const BETA_SCALE: u32 = 1024;
+/// Linux defaults (module parameters of tcp_bic.c).
+const BETA: u32 = 819;
+const MAX_INCREMENT: u32 = 16;
+const LOW_WINDOW: u32 = 14;
+const SMOOTH_PART: u32 = 20;
+/// Binary search goes to (max + min) / BICTCP_B.
+const B: u32 = 4;
+/// Packets per ACK are kept << 4 (Linux ACK_RATIO_SHIFT), starting at 2.
+const ACK_RATIO_SHIFT: u32 = 4;
+/// Before any loss grow at least 5% per RTT.
+const NO_LOSS_CNT_CAP: u32 = 20;
+const UPDATE_GAP: Time = SEC / 32;
+
+pub const PARAMS: &[&str] = &["beta", "max_increment", "low_window", "smooth_part", "fast_convergence"];
+
+#[derive(Clone, Debug)]
+pub struct Bic {
+    beta: u32,
+    max_increment: u32,
+    low_window: u32,
+    smooth_part: u32,
+    fast_convergence: bool,
+    cnt: u32,
+    last_max_cwnd: u32,
+    last_cwnd: u32,
+    last_time: Time,
+    delayed_ack: u32,
+}
+
+impl Default for Bic {
+    fn default() -> Self {
+        Bic {
+            beta: BETA,
+            max_increment: MAX_INCREMENT,
+            low_window: LOW_WINDOW,
+            smooth_part: SMOOTH_PART,
+            fast_convergence: true,
+            cnt: 0,
+            last_max_cwnd: 0,
+            last_cwnd: 0,
+            last_time: 0,
+            delayed_ack: 2 << ACK_RATIO_SHIFT,
+        }
+    }
+}
+
+impl Bic {
+    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
+        let p = Params::new("bic", map, PARAMS)?;
+        let d = Bic::default();
+        let beta = p.f64_in("beta", BETA as f64 / BETA_SCALE as f64, 0.05, 0.95)?;
+        Ok(Bic {
+            beta: (beta * BETA_SCALE as f64).round() as u32,
+            max_increment: p.u32("max_increment", d.max_increment)?.max(1),
+            low_window: p.u32("low_window", d.low_window)?,
+            smooth_part: p.u32("smooth_part", d.smooth_part)?.max(1),
+            fast_convergence: p.bool("fast_convergence", d.fast_convergence)?,
+            ..d
+        })
+    }
+
+    fn reset(&mut self) {
+        *self = Bic { cnt: 0, last_max_cwnd: 0, last_cwnd: 0, last_time: 0, delayed_ack: 2 << ACK_RATIO_SHIFT, ..self.clone() };
+    }
+
+    /// Packets per +1 of cwnd before the ACK-ratio correction (Linux `bictcp_update`).
+    fn search_cnt(&self, cwnd: u32) -> u32 {
+        let (w_max, inc, smooth) = (self.last_max_cwnd, self.max_increment, self.smooth_part);
+        if cwnd <= self.low_window {
+            return cwnd;
+        }
+        let cnt = if cwnd < w_max {
+            let dist = (w_max - cwnd) / B;
+            if dist > inc {
+                cwnd / inc
+            } else if dist <= 1 {
+                cwnd * smooth / B
+            } else {
+                cwnd / dist
+            }
+        } else if cwnd < w_max + B {
+            cwnd * smooth / B
+        } else if cwnd < w_max + inc * (B - 1) {
+            cwnd * (B - 1) / (cwnd - w_max)
+        } else {
+            cwnd / inc
+        };
+        if w_max == 0 {
+            cnt.min(NO_LOSS_CNT_CAP)
+        } else {
+            cnt
+        }
+    }
+
+    fn update(&mut self, s: &CcState) {
+        let cwnd = s.cwnd;
+        if self.last_cwnd == cwnd && s.now.saturating_sub(self.last_time) <= UPDATE_GAP {
+            return;
+        }
+        self.last_cwnd = cwnd;
+        self.last_time = s.now;
+        let cnt = self.search_cnt(cwnd);
+        if cwnd <= self.low_window {
+            self.cnt = cnt;
+            return;
+        }
+        self.cnt = ((cnt << ACK_RATIO_SHIFT) / self.delayed_ack.max(1)).max(1);
+    }
+
+    pub fn w_max(&self) -> u32 {
+        self.last_max_cwnd
+    }
+}
+
+impl CongestionOps for Bic {
+    fn ssthresh(&mut self, s: &CcState) -> u32 {
+        let cwnd = s.cwnd;
+        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
+            (cwnd as u64 * (BETA_SCALE + self.beta) as u64 / (2 * BETA_SCALE) as u64) as u32
+        } else {
+            cwnd
+        };
+        if cwnd <= self.low_window {
+            (cwnd >> 1).max(2)
+        } else {
+            ((cwnd as u64 * self.beta as u64 / BETA_SCALE as u64) as u32).max(2)
+        }
+    }
+
+    fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
+        if s.in_slow_start() {
+            slow_start(s, acked);
+        } else {
+            self.update(s);
+            let cnt = self.cnt;
+            cong_avoid_ai(s, cnt, acked);
+        }
+    }
+
+    fn pkts_acked(&mut self, s: &mut CcState, sample: &AckSample) {
+        // EWMA of packets per ACK (x16, gain 1/16), in the Open state only.
+        if s.ca_state == CaState::Open {
+            self.delayed_ack = (self.delayed_ack + sample.acked).saturating_sub(self.delayed_ack >> ACK_RATIO_SHIFT);
+        }
+    }
+
+    fn set_state(&mut self, _s: &mut CcState, state: CaState) {
+        if state == CaState::Loss {
+            self.reset();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::harness::Harness;
+
+    fn bic_at(w_max: u32) -> Bic {
+        Bic { last_max_cwnd: w_max, ..Bic::default() }
+    }
+
+    #[test]
+    fn binary_search_steps_towards_w_max() {
+        let b = bic_at(1000);
+        // Far below: dist = (1000 - 500) / 4 = 125 > 16: linear, +16 per RTT.
+        assert_eq!(b.search_cnt(500), 500 / 16);
+        // Closer: dist = (1000 - 960) / 4 = 10: +10 per RTT.
+        assert_eq!(b.search_cnt(960), 96);
+        // Within 4: dist <= 1: +4/20 = 0.2 per RTT.
+        assert_eq!(b.search_cnt(997), 997 * 20 / 4);
+    }
+
+    #[test]
+    fn max_probing_above_w_max() {
+        let b = bic_at(1000);
+        assert_eq!(b.search_cnt(1002), 1002 * 20 / 4); // slow start of probing: 0.2 per RTT
+        assert_eq!(b.search_cnt(1030), 1030 * 3 / 30); // +(cwnd - W_max)/3 = 10 per RTT
+        assert_eq!(b.search_cnt(1100), 1100 / 16); // linear: 16 per RTT
+    }
+
+    #[test]
+    fn reno_at_and_below_the_low_window() {
+        let b = bic_at(1000);
+        assert_eq!(b.search_cnt(14), 14);
+        let mut h = Harness::new(Bic::default(), 14);
+        assert_eq!(h.lose(), 7);
+        let mut h = Harness::new(Bic::default(), 100);
+        assert_eq!(h.lose(), 79); // 100 * 819 / 1024
+    }
+
+    #[test]
+    fn fast_convergence_and_w_max() {
+        let mut h = Harness::new(Bic::default(), 1000);
+        h.lose();
+        assert_eq!(h.cc.w_max(), 1000);
+        h.s.cwnd = 900;
+        h.lose();
+        assert_eq!(h.cc.w_max(), 900 * (1024 + 819) / 2048); // 809
+    }
+
+    #[test]
+    fn delayed_acks_double_the_per_round_step() {
+        // One ACK per packet: ratio 1; the default assumes 2, which the EWMA learns.
+        let mut h = Harness::new(bic_at(1000), 500);
+        h.s.ssthresh = 10;
+        for _ in 0..50 {
+            h.ack_round_in_pairs();
+        }
+        let paired = h.s.cwnd;
+        let mut g = Harness::new(bic_at(1000), 500);
+        g.s.ssthresh = 10;
+        for _ in 0..50 {
+            g.ack_round();
+        }
+        // Far from W_max both grow linearly: 32 vs 16 per RTT until close.
+        assert!(paired > g.s.cwnd, "paired {paired} vs single {}", g.s.cwnd);
+        assert!(g.s.cwnd >= 500 + 16 * 25, "single-ACK growth {}", g.s.cwnd);
+    }
+}
