@@ -16,19 +16,23 @@ use serde_json::{Map, Value};
 
 pub mod bic;
 pub mod cubic;
+pub mod fast;
 pub mod harness;
 pub mod highspeed;
 pub mod htcp;
 pub mod params;
 pub mod reno;
 pub mod scalable;
+pub mod vegas;
 
 pub use bic::Bic;
 pub use cubic::Cubic;
+pub use fast::Fast;
 pub use highspeed::HighSpeed;
 pub use htcp::Htcp;
 pub use reno::Reno;
 pub use scalable::Scalable;
+pub use vegas::Vegas;
 
 /// Linux TCP_INFINITE_SSTHRESH: ssthresh before the first loss.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -205,7 +209,7 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
 }
 
 /// Names accepted in scenarios, with aliases.
-pub const ALGORITHMS: &[&str] = &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic"];
+pub const ALGORITHMS: &[&str] = &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast"];
 
 /// An algorithm instance; enum dispatch keeps per-flow state inline.
 #[derive(Clone, Debug)]
@@ -216,6 +220,8 @@ pub enum Cc {
     HighSpeed(HighSpeed),
     Htcp(Htcp),
     Bic(Bic),
+    Vegas(Vegas),
+    Fast(Fast),
 }
 
 impl Cc {
@@ -232,6 +238,8 @@ impl Cc {
             "highspeed" => Ok(Cc::HighSpeed(HighSpeed::from_params(params)?)),
             "htcp" => Ok(Cc::Htcp(Htcp::from_params(params)?)),
             "bic" => Ok(Cc::Bic(Bic::from_params(params)?)),
+            "vegas" => Ok(Cc::Vegas(Vegas::from_params(params)?)),
+            "fast" => Ok(Cc::Fast(Fast::from_params(params)?)),
             _ => Err(format!("unknown algorithm '{name}'; allowed: {}", ALGORITHMS.join(", "))),
         }
     }
@@ -244,6 +252,8 @@ impl Cc {
             Cc::HighSpeed(c) => c,
             Cc::Htcp(c) => c,
             Cc::Bic(c) => c,
+            Cc::Vegas(c) => c,
+            Cc::Fast(c) => c,
         }
     }
 }

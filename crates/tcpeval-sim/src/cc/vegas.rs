@@ -1,0 +1,194 @@
+//! TCP Vegas (Brakmo & Peterson, JSAC 1995) as Linux ships it
+//! (`net/ipv4/tcp_vegas.c`). Once per RTT it compares the window with the one the
+//! path would need without queueing: diff = cwnd (rtt - baseRTT) / baseRTT, the
+//! packets this flow keeps queued, with rtt the minimum RTT seen in the last round
+//! (which filters delayed ACKs) and baseRTT the minimum ever. Below alpha it adds
+//! one packet, above beta it removes one; in slow start it leaves for congestion
+//! avoidance once diff exceeds gamma, setting cwnd to what the actual rate needs.
+//! With too few RTT samples in a round (<= 2, likely all delayed ACKs) it is Reno.
+
+use super::params::Params;
+use super::reno::Reno;
+use super::{slow_start, AckSample, CaEvent, CaState, CcState, CongestionOps};
+use crate::time::{Time, US};
+use serde_json::{Map, Value};
+
+/// Linux defaults (packets); ns-2 and the paper use 1 and 3.
+pub const ALPHA: u32 = 2;
+pub const BETA: u32 = 4;
+pub const GAMMA: u32 = 1;
+
+pub const PARAMS: &[&str] = &["alpha", "beta", "gamma"];
+
+#[derive(Clone, Debug)]
+pub struct Vegas {
+    alpha: u32,
+    beta: u32,
+    gamma: u32,
+    beg_snd_nxt: u64,
+    doing_vegas_now: bool,
+    cnt_rtt: u32,
+    min_rtt: Time,
+    base_rtt: Time,
+    reno: Reno,
+}
+
+impl Default for Vegas {
+    fn default() -> Self {
+        Vegas { alpha: ALPHA, beta: BETA, gamma: GAMMA, beg_snd_nxt: 0, doing_vegas_now: true, cnt_rtt: 0, min_rtt: Time::MAX, base_rtt: Time::MAX, reno: Reno }
+    }
+}
+
+/// The window a flow would need at its actual rate without queueing, and the
+/// packets it keeps queued, from one round's minimum RTT (shared with FAST).
+pub fn queued_packets(cwnd: u32, rtt: Time, base_rtt: Time) -> u64 {
+    cwnd as u64 * rtt.saturating_sub(base_rtt) / base_rtt.max(1)
+}
+
+/// Linux `tcp_current_ssthresh` outside CWR/Recovery: at least 3/4 of cwnd.
+fn current_ssthresh(s: &CcState) -> u32 {
+    s.ssthresh.max((s.cwnd >> 1) + (s.cwnd >> 2))
+}
+
+impl Vegas {
+    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
+        let p = Params::new("vegas", map, PARAMS)?;
+        let v = Vegas { alpha: p.u32("alpha", ALPHA)?, beta: p.u32("beta", BETA)?, gamma: p.u32("gamma", GAMMA)?, ..Vegas::default() };
+        if v.alpha > v.beta {
+            return Err("params.alpha: must not exceed params.beta".into());
+        }
+        Ok(v)
+    }
+
+    fn enable(&mut self, s: &CcState) {
+        self.doing_vegas_now = true;
+        self.beg_snd_nxt = s.snd_nxt;
+        self.cnt_rtt = 0;
+        self.min_rtt = Time::MAX;
+    }
+
+    /// The once-per-RTT adjustment.
+    fn adjust(&mut self, s: &mut CcState, acked: u32) {
+        let rtt = self.min_rtt;
+        let diff = queued_packets(s.cwnd, rtt, self.base_rtt);
+        if diff > self.gamma as u64 && s.in_slow_start() {
+            let target = (s.cwnd as u64 * self.base_rtt / rtt.max(1)) as u32;
+            s.cwnd = s.cwnd.min(target + 1);
+            s.ssthresh = s.ssthresh.min(s.cwnd - 1);
+        } else if s.in_slow_start() {
+            slow_start(s, acked);
+        } else if diff > self.beta as u64 {
+            s.cwnd -= 1;
+            s.ssthresh = s.ssthresh.min(s.cwnd - 1);
+        } else if diff < self.alpha as u64 {
+            s.cwnd += 1;
+        }
+        s.cwnd = s.cwnd.clamp(2, s.cwnd_clamp);
+        s.ssthresh = current_ssthresh(s);
+    }
+
+    pub fn base_rtt(&self) -> Time {
+        self.base_rtt
+    }
+}
+
+impl CongestionOps for Vegas {
+    fn init(&mut self, s: &mut CcState) {
+        self.base_rtt = Time::MAX;
+        self.enable(s);
+    }
+
+    fn ssthresh(&mut self, s: &CcState) -> u32 {
+        self.reno.ssthresh(s)
+    }
+
+    fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
+        if !self.doing_vegas_now {
+            self.reno.cong_avoid(s, acked);
+            return;
+        }
+        if s.snd_una > self.beg_snd_nxt {
+            self.beg_snd_nxt = s.snd_nxt;
+            if self.cnt_rtt <= 2 {
+                self.reno.cong_avoid(s, acked);
+            } else {
+                self.adjust(s, acked);
+            }
+            self.cnt_rtt = 0;
+            self.min_rtt = Time::MAX;
+        } else if s.in_slow_start() {
+            slow_start(s, acked);
+        }
+    }
+
+    fn pkts_acked(&mut self, _s: &mut CcState, sample: &AckSample) {
+        let Some(rtt) = sample.rtt else { return };
+        // Linux adds 1 us so that a zero RTT is never taken for "no sample".
+        let vrtt = rtt + US;
+        self.base_rtt = self.base_rtt.min(vrtt);
+        self.min_rtt = self.min_rtt.min(vrtt);
+        self.cnt_rtt += 1;
+    }
+
+    fn set_state(&mut self, s: &mut CcState, state: CaState) {
+        if state == CaState::Open {
+            self.enable(s);
+        } else {
+            self.doing_vegas_now = false;
+        }
+    }
+
+    fn cwnd_event(&mut self, s: &mut CcState, event: CaEvent) {
+        if event == CaEvent::TxStart {
+            self.init(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::harness::Harness;
+    use crate::time::MS;
+
+    fn in_ca(cwnd: u32, base: Time, rtt: Time) -> Harness<Vegas> {
+        let mut h = Harness::new(Vegas::default(), cwnd);
+        h.s.ssthresh = 2;
+        h.cc.base_rtt = base;
+        h.rtt = rtt;
+        h
+    }
+
+    #[test]
+    fn diff_is_the_packets_queued() {
+        // cwnd 100, base 100 ms, rtt 104 ms: 100 * 4 / 100 = 4 packets queued.
+        assert_eq!(queued_packets(100, 104 * MS, 100 * MS), 4);
+        assert_eq!(queued_packets(100, 100 * MS, 100 * MS), 0);
+    }
+
+    #[test]
+    fn grows_below_alpha_shrinks_above_beta_holds_between() {
+        // The first round only learns RTTs; the second round's first ACK adjusts:
+        // diff = 100 * (rtt - 100) / 100 = 1 (< alpha: +1), 3 (hold), 6 (> beta: -1).
+        let base = 100 * MS; // samples add 1 us, so diff is the same
+        for (rtt_ms, want) in [(101, 101), (103, 100), (106, 99)] {
+            let mut h = in_ca(100, base, rtt_ms * MS);
+            h.ack_round();
+            h.ack_round();
+            assert_eq!(h.s.cwnd, want, "rtt {rtt_ms}");
+        }
+    }
+
+    #[test]
+    fn leaves_slow_start_when_the_queue_builds() {
+        let mut h = Harness::new(Vegas::default(), 10);
+        h.rtt = 100 * MS;
+        h.ack_round();
+        h.ack_round(); // baseRTT learnt, cwnd 40
+        h.rtt = 110 * MS;
+        h.ack_round(); // decided on the previous round's RTTs: still slow start, cwnd 80
+        h.ack_round(); // diff = 80 * 10 / 100 = 8 > gamma: cwnd = 80 * 100/110 + 1 = 73
+        assert!(!h.s.in_slow_start());
+        assert_eq!((h.s.cwnd, h.s.ssthresh), (73, 72));
+    }
+}
