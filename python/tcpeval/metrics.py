@@ -1,16 +1,258 @@
-"""Evaluation metrics (docs/metrics.md)."""
+"""Evaluation metrics of the classic studies (docs/metrics.md), as pure functions
+over the result tables (`Result.flows`, `.trace`, `.queue`, `.links`,
+`.completions`). Interval tables are windowed by interval END time:
+rows with t_s in (start_s, end_s].
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
+import numpy as np
+import pandas as pd
+
+# ----- windows and basic throughput ---------------------------------------------------
+
+
+def window(df: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf) -> pd.DataFrame:
+    """Rows of an interval table whose interval ends in (start_s, end_s]."""
+    return df[(df["t_s"] > start_s + 1e-12) & (df["t_s"] <= end_s + 1e-12)]
+
+
+def throughput_stats(flows: pd.DataFrame, start_s: float = 0.0,
+                     end_s: float = math.inf) -> pd.DataFrame:
+    """Per flow: mean, std (population), and quartiles Q0.25/Q0.5/Q0.75 of the
+    per-interval goodput in Mbit/s (the 10G study's box plots use the quartiles)."""
+    w = window(flows, start_s, end_s).groupby("flow")["throughput_mbps"]
+    return pd.DataFrame({
+        "mean": w.mean(), "std": w.std(ddof=0),
+        "q25": w.quantile(0.25), "q50": w.quantile(0.5), "q75": w.quantile(0.75),
+    })
+
+
+def link_utilization(links: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf,
+                     link: str = "bottleneck") -> float:
+    """Bytes the link transmitted (headers and retransmissions included) over its
+    capacity in the window."""
+    rows = window(links[links["link"] == link], start_s, end_s)
+    return float(rows["utilization"].mean()) if len(rows) else math.nan
+
+
+# ----- stability -------------------------------------------------------------------------
+
+
+def stability_index(series: Sequence[float]) -> float:
+    """Coefficient of variation std/mean of a flow's interval throughputs (Bullot
+    et al., seed 000 section 3: "stability index"; lower is steadier). Population
+    std; NaN when the mean is 0."""
+    x = np.asarray(series, dtype=float)
+    m = x.mean() if len(x) else math.nan
+    return float(x.std() / m) if m else math.nan
+
+
+def aggregate_cov(flows: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf) -> float:
+    """CoV of the total throughput of all flows per interval (Ha et al., seed 003
+    section 4.5: system stability)."""
+    total = window(flows, start_s, end_s).groupby("t_s")["throughput_mbps"].sum()
+    return stability_index(total.to_numpy())
+
+
+# ----- fairness ----------------------------------------------------------------------------
+
 
 def jain_index(values: Sequence[float]) -> float:
-    """Jain's fairness index (Jain, Chiu & Hawe 1984): (sum x)^2 / (n sum x^2),
-    in [1/n, 1]; NaN for no values or all zeros."""
-    xs = [float(v) for v in values]
-    s2 = sum(v * v for v in xs)
-    if not xs or s2 == 0:
+    """Jain's fairness index (Jain, Chiu & Hawe 1984): (sum x)^2 / (n sum x^2), in
+    [1/n, 1], 1 = equal shares. NaN for no values or all zeros. It cannot tell an
+    aggressor from a victim (use NRU or asymmetry for that)."""
+    x = np.asarray(values, dtype=float)
+    s2 = float((x * x).sum())
+    if len(x) == 0 or s2 == 0:
         return math.nan
-    return sum(xs) ** 2 / (len(xs) * s2)
+    return float(x.sum() ** 2 / (len(x) * s2))
+
+
+def jain_series(flows: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf) -> pd.Series:
+    """Jain's index per interval over the flows present."""
+    w = window(flows, start_s, end_s)
+    return w.groupby("t_s")["throughput_mbps"].apply(lambda v: jain_index(v.to_numpy()))
+
+
+def asymmetry(x1: float, x2: float) -> float:
+    """Throughput asymmetry A = (x1 - x2) / (x1 + x2) in [-1, 1] (Bullot et al.,
+    seed 000): positive when flow 1 takes more; 0 equal; NaN if both are 0."""
+    total = x1 + x2
+    return (x1 - x2) / total if total else math.nan
+
+
+# ----- Normalised Resource Usage (Bhatti & Bateman, seed 001, eqs. 2-7) ----------------
+
+NRU_FLOOR_DB = -60.0
+
+
+def nru_series(throughput: Sequence[float], calibrated_mean: float) -> np.ndarray:
+    """U_n(t) = 10 log10(w_n r_n(t)) with w_n = 1 / calibrated_mean, the mean
+    throughput the same variant obtains against itself under the same conditions
+    (the self-fairness run). 0 dB = its fair share, +3 dB = twice it. Intervals
+    with zero throughput are floored at -60 dB (log of 0 is undefined)."""
+    if calibrated_mean <= 0:
+        raise ValueError("calibrated_mean must be positive")
+    r = np.asarray(throughput, dtype=float) / calibrated_mean
+    with np.errstate(divide="ignore"):
+        return np.maximum(10 * np.log10(r), NRU_FLOOR_DB)
+
+
+def flow_nru(throughput: Sequence[float], calibrated_mean: float) -> float:
+    """Flow-NRU: the mean of U_n(t) over the measurement window (seed 001 eq. 4)."""
+    return float(nru_series(throughput, calibrated_mean).mean())
+
+
+def system_nru(flow_nrus: Sequence[float]) -> float:
+    """System-NRU: the mean of the flows' flow-NRU values, in dB (seed 001 eq. 5).
+    Positive and negative flow values cancel: read it with the flow-NRU."""
+    return float(np.mean(flow_nrus))
+
+
+# ----- convergence (Li, Leith & Shorten 2007; seed 002 section III-B) --------------
+
+
+def ewma(series: Sequence[float], lam: float = 0.1) -> np.ndarray:
+    """Short-term average u(k) = (1 - lam) u(k-1) + lam x(k), starting at 0."""
+    out, u = [], 0.0
+    for x in series:
+        u = (1 - lam) * u + lam * float(x)
+        out.append(u)
+    return np.asarray(out)
+
+
+def convergence_time(t_s: Sequence[float], throughput: Sequence[float], start_s: float,
+                     reference: float | None = None, lam: float = 0.1,
+                     epsilon: float = 0.8) -> float:
+    """epsilon-convergence time of a flow started at start_s: the time from its
+    start until its short-term average (EWMA, lam) first reaches epsilon x the
+    reference (default: its long-term mean after start). NaN if never."""
+    t = np.asarray(t_s, dtype=float)
+    x = np.asarray(throughput, dtype=float)
+    keep = t > start_s
+    t, x = t[keep], x[keep]
+    if not len(x):
+        return math.nan
+    ref = float(x.mean()) if reference is None else reference
+    u = ewma(x, lam)
+    hit = np.nonzero(u >= epsilon * ref)[0]
+    return float(t[hit[0]] - start_s) if len(hit) else math.nan
+
+
+def spread(throughput: Sequence[float], converged_index: int, lam: float = 0.1) -> float:
+    """Spread after convergence (seed 002 section III-B): the mean absolute distance
+    of the short-term average from the long-term average over the measurements
+    from the convergence point on, s = sum |mean - u(t)| / T."""
+    x = np.asarray(throughput, dtype=float)
+    u = ewma(x, lam)[converged_index:]
+    if not len(u):
+        return math.nan
+    return float(np.abs(x.mean() - u).mean())
+
+
+# ----- RTT fairness and TCP friendliness ---------------------------------------------------
+
+
+def rtt_fairness(x_short_rtt: float, x_long_rtt: float) -> dict:
+    """Throughput ratio of the short-RTT flow to the long-RTT one (Ha et al., seed
+    003) and the pair's Jain index."""
+    ratio = x_short_rtt / x_long_rtt if x_long_rtt else math.inf
+    return {"ratio": ratio, "jain": jain_index([x_short_rtt, x_long_rtt])}
+
+
+def tcp_friendliness(reno_with_variant: float, reno_with_reno: float) -> float:
+    """Throughput the standard (Reno) flows get when sharing with the variant,
+    relative to what they get sharing with Reno under the same conditions (seed
+    003; reference digest part C). 1 = friendly; below 1, the variant takes more."""
+    return reno_with_variant / reno_with_reno if reno_with_reno else math.nan
+
+
+# ----- loss, retransmissions, delay -----------------------------------------------------
+
+
+def loss_rate(links: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf,
+              link: str = "bottleneck") -> float:
+    """Drops / arrivals at the link in the window."""
+    rows = window(links[links["link"] == link], start_s, end_s)
+    arrivals = rows["arrivals"].sum()
+    return float(rows["drops"].sum() / arrivals) if arrivals else 0.0
+
+
+def retransmission_rate(summary_flow: dict) -> float:
+    """Retransmitted segments / segments sent for one flow of a summary."""
+    sent = summary_flow["segments_sent"]
+    return summary_flow["retransmits"] / sent if sent else 0.0
+
+
+def queueing_delay(queue: pd.DataFrame, capacity_bps: float, link: str = "bottleneck",
+                   start_s: float = 0.0, end_s: float = math.inf,
+                   quantiles=(0.5, 0.99)) -> dict:
+    """Queueing delay (ms) a packet arriving at the sampled instants would see:
+    queued bytes x 8 / capacity; mean and quantiles."""
+    rows = queue[(queue["link"] == link) & (queue["t_s"] >= start_s) & (queue["t_s"] <= end_s)]
+    delay = rows["queue_bytes"].to_numpy() * 8 / capacity_bps * 1e3
+    out = {"mean_ms": float(delay.mean()) if len(delay) else math.nan}
+    for q in quantiles:
+        out[f"p{int(q * 100)}_ms"] = float(np.quantile(delay, q)) if len(delay) else math.nan
+    return out
+
+
+def rtt_inflation(trace: pd.DataFrame, base_rtt_ms: dict[int, float], start_s: float = 0.0,
+                  end_s: float = math.inf) -> dict[int, float]:
+    """Mean smoothed RTT over base RTT, per flow."""
+    rows = trace[(trace["t_s"] >= start_s) & (trace["t_s"] <= end_s) & (trace["srtt_ms"] > 0)]
+    means = rows.groupby("flow")["srtt_ms"].mean()
+    return {int(f): float(m / base_rtt_ms[f]) for f, m in means.items() if f in base_rtt_ms}
+
+
+DEFAULT_SIZE_BUCKETS = (0, 10_000, 100_000, 1_000_000, 10_000_000, math.inf)
+
+
+def fct_by_size(completions: pd.DataFrame, buckets=DEFAULT_SIZE_BUCKETS) -> pd.DataFrame:
+    """Flow completion time statistics (s) of finished transfers by size bucket."""
+    done = completions.dropna(subset=["fct_s"])
+    labels = [f"[{lo:g}, {hi:g})" for lo, hi in zip(buckets[:-1], buckets[1:], strict=True)]
+    cut = pd.cut(done["bytes"], bins=list(buckets), right=False, labels=labels)
+    g = done.groupby(cut, observed=False)["fct_s"]
+    return pd.DataFrame({"count": g.count(), "mean": g.mean(), "median": g.median(),
+                         "p99": g.quantile(0.99)})
+
+
+# ----- aggregation over repetitions -------------------------------------------------------
+
+
+def t_quantile(p: float, dof: int) -> float:
+    """Student's t quantile: exact for 1 and 2 degrees of freedom, otherwise the
+    Cornish-Fisher expansion (Abramowitz & Stegun 26.7.5), within 2e-3 for dof >= 3
+    at the quantiles used for confidence intervals."""
+    if dof < 1:
+        return math.nan
+    if dof == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if dof == 2:
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    from .traffic import _norm_ppf
+
+    z = float(_norm_ppf(np.array([p]))[0])
+    n = float(dof)
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / n + g2 / n**2 + g3 / n**3 + g4 / n**4
+
+
+def aggregate(values: Sequence[float], confidence: float = 0.95) -> dict:
+    """Mean, sample standard deviation and the half-width of the Student-t
+    confidence interval of a metric over repetitions (runs differing only by seed)."""
+    x = np.asarray([v for v in values if v is not None and not math.isnan(v)], dtype=float)
+    n = len(x)
+    if n == 0:
+        return {"n": 0, "mean": math.nan, "std": math.nan, "ci": math.nan}
+    std = float(x.std(ddof=1)) if n > 1 else math.nan
+    half = t_quantile(0.5 + confidence / 2, n - 1) * std / math.sqrt(n) if n > 1 else math.nan
+    return {"n": n, "mean": float(x.mean()), "std": std, "ci": half}

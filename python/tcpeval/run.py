@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .metrics import jain_index
+from . import metrics
 from .scenario import Scenario, ScenarioError, engine_config, load_scenario, resolve
 
 NS = 1e9
@@ -85,7 +85,7 @@ def build_result(resolved: dict, raw: dict, wall_s: float) -> Result:
     links = _link_table(raw, resolved)
     udp = _frame(raw.get("udp_intervals", {}), ("t_ns",))
     completions = _completions(raw)
-    summary = summarize(resolved, raw, flows, trace, links, wall_s)
+    summary = summarize(resolved, raw, flows, trace, links, wall_s, queue)
     return Result(resolved, summary, flows, trace, queue, links, udp, completions, raw)
 
 
@@ -114,7 +114,7 @@ def resummarize(result: Result, start_s: float | None = None,
     resolved["meta"]["measure_from_s"] = start
     resolved["duration_ns"] = int(round(end * NS))
     s = summarize(resolved, result.raw, result.flows, result.trace, result.links,
-                  result.summary["sim"]["wall_s"])
+                  result.summary["sim"]["wall_s"], result.queue)
     s["sim"] = result.summary["sim"]
     return s
 
@@ -187,20 +187,23 @@ def _window(df: pd.DataFrame, start: float, end: float) -> pd.DataFrame:
     return df[(df["t_s"] > start + 1e-12) & (df["t_s"] <= end + 1e-12)]
 
 
-def summarize(resolved, raw, flows, trace, links, wall_s) -> dict:
+def summarize(resolved, raw, flows, trace, links, wall_s, queue=None) -> dict:
     meta = resolved["meta"]
     start = meta["measure_from_s"]
     end = resolved["duration_ns"] / NS
     interval = resolved["interval_ns"] / NS
     per_flow = [_flow_summary(f, raw, resolved, flows, trace, start, end, interval)
                 for f in meta["logical_flows"]]
+    x = [f["throughput_mbps"] for f in per_flow]
     summary = {
         "backend": meta["backend"],
         "seed": resolved["seed"],
         "window_s": [start, end],
         "flows": per_flow,
-        "bottleneck": _bottleneck_summary(raw, links, start, end),
-        "jain_index": jain_index([f["throughput_mbps"] for f in per_flow]) if per_flow else None,
+        "bottleneck": _bottleneck_summary(raw, links, queue, start, end),
+        "jain_index": metrics.jain_index(x) if per_flow else None,
+        "asymmetry": metrics.asymmetry(*x) if len(x) == 2 else None,
+        "aggregate_cov": metrics.aggregate_cov(flows, start, end) if per_flow else None,
         "sim": {"events": raw["sim"]["events"], "packets": raw["sim"]["packets"],
                 "sim_time_s": raw["sim"]["end_ns"] / NS, "wall_s": wall_s,
                 "engine_version": _engine_version()},
@@ -236,6 +239,10 @@ def _flow_summary(f, raw, resolved, flows, trace, start, end, interval) -> dict:
         "rtt_ms": cfg["rtt_ns"] / 1e6, "start_s": cfg["start_ns"] / NS,
         "throughput_mbps": tput,
         "throughput_std_mbps": float(rows["throughput_mbps"].std(ddof=0)) if len(rows) else 0.0,
+        "throughput_q25_mbps": _quantile(rows, 0.25),
+        "throughput_q50_mbps": _quantile(rows, 0.5),
+        "throughput_q75_mbps": _quantile(rows, 0.75),
+        "stability_index": metrics.stability_index(rows["throughput_mbps"].to_numpy()),
         "retransmits": retx, "timeouts": sum(e["timeouts"] for e in engine),
         "mean_cwnd_pkts": float(cwnd),
         "mean_srtt_ms": float(tr["srtt_ms"][tr["srtt_ms"] > 0].mean()) if len(tr) else float("nan"),
@@ -244,6 +251,10 @@ def _flow_summary(f, raw, resolved, flows, trace, start, end, interval) -> dict:
         "retransmit_rate": retx / sent if sent else 0.0,
         "completed_s": _completed(engine),
     }
+
+
+def _quantile(rows: pd.DataFrame, q: float) -> float:
+    return float(rows["throughput_mbps"].quantile(q)) if len(rows) else float("nan")
 
 
 def _completed(engine: list[dict]) -> float | None:
@@ -257,8 +268,10 @@ def _stream_summary(e: dict, flow_id: int) -> dict:
             "segments_sent": e["segments_sent"]}
 
 
-def _bottleneck_summary(raw, links, start, end) -> dict:
+def _bottleneck_summary(raw, links, queue, start, end) -> dict:
     link = raw["links"][0]
+    delay = (metrics.queueing_delay(queue, link["capacity_bps"], link["name"], start, end)
+             if queue is not None and len(queue) else {})
     rows = _window(links[links["link"] == link["name"]], start, end) if len(links) else links
     drops = link["drops_overflow"] + link["drops_random"] + link.get("drops_early", 0)
     return {
@@ -269,6 +282,10 @@ def _bottleneck_summary(raw, links, start, end) -> dict:
         "loss_rate": drops / link["arrivals"] if link["arrivals"] else 0.0,
         "mean_queue_pkts": float(rows["queue_pkts_mean"].mean()) if len(rows) else 0.0,
         "max_queue_pkts": link["max_queue_pkts"],
+        "window_loss_rate": (metrics.loss_rate(links, start, end, link["name"])
+                             if len(links) else 0.0),
+        "queueing_delay_mean_ms": delay.get("mean_ms"),
+        "queueing_delay_p99_ms": delay.get("p99_ms"),
     }
 
 
