@@ -20,6 +20,7 @@ pub mod fast;
 pub mod harness;
 pub mod highspeed;
 pub mod htcp;
+pub mod lp;
 pub mod params;
 pub mod reno;
 pub mod scalable;
@@ -30,6 +31,7 @@ pub use cubic::Cubic;
 pub use fast::Fast;
 pub use highspeed::HighSpeed;
 pub use htcp::Htcp;
+pub use lp::{HstcpLp, Lp};
 pub use reno::Reno;
 pub use scalable::Scalable;
 pub use vegas::Vegas;
@@ -209,7 +211,8 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
 }
 
 /// Names accepted in scenarios, with aliases.
-pub const ALGORITHMS: &[&str] = &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast"];
+pub const ALGORITHMS: &[&str] =
+    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "lp", "hstcplp"];
 
 /// An algorithm instance; enum dispatch keeps per-flow state inline.
 #[derive(Clone, Debug)]
@@ -222,6 +225,8 @@ pub enum Cc {
     Bic(Bic),
     Vegas(Vegas),
     Fast(Fast),
+    Lp(Lp),
+    HstcpLp(HstcpLp),
 }
 
 impl Cc {
@@ -240,6 +245,8 @@ impl Cc {
             "bic" => Ok(Cc::Bic(Bic::from_params(params)?)),
             "vegas" => Ok(Cc::Vegas(Vegas::from_params(params)?)),
             "fast" => Ok(Cc::Fast(Fast::from_params(params)?)),
+            "lp" => Ok(Cc::Lp(Lp::from_params(params)?)),
+            "hstcplp" => Ok(Cc::HstcpLp(HstcpLp::from_params(params)?)),
             _ => Err(format!("unknown algorithm '{name}'; allowed: {}", ALGORITHMS.join(", "))),
         }
     }
@@ -254,6 +261,8 @@ impl Cc {
             Cc::Bic(c) => c,
             Cc::Vegas(c) => c,
             Cc::Fast(c) => c,
+            Cc::Lp(c) => c,
+            Cc::HstcpLp(c) => c,
         }
     }
 }
