@@ -25,6 +25,7 @@ pub mod params;
 pub mod reno;
 pub mod scalable;
 pub mod vegas;
+pub mod westwood;
 
 pub use bic::Bic;
 pub use cubic::Cubic;
@@ -35,6 +36,7 @@ pub use lp::{HstcpLp, Lp};
 pub use reno::Reno;
 pub use scalable::Scalable;
 pub use vegas::Vegas;
+pub use westwood::Westwood;
 
 /// Linux TCP_INFINITE_SSTHRESH: ssthresh before the first loss.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -212,7 +214,7 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
 
 /// Names accepted in scenarios, with aliases.
 pub const ALGORITHMS: &[&str] =
-    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "lp", "hstcplp"];
+    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "lp", "hstcplp", "westwood"];
 
 /// An algorithm instance; enum dispatch keeps per-flow state inline.
 #[derive(Clone, Debug)]
@@ -227,6 +229,7 @@ pub enum Cc {
     Fast(Fast),
     Lp(Lp),
     HstcpLp(HstcpLp),
+    Westwood(Westwood),
 }
 
 impl Cc {
@@ -247,6 +250,7 @@ impl Cc {
             "fast" => Ok(Cc::Fast(Fast::from_params(params)?)),
             "lp" => Ok(Cc::Lp(Lp::from_params(params)?)),
             "hstcplp" => Ok(Cc::HstcpLp(HstcpLp::from_params(params)?)),
+            "westwood" => Ok(Cc::Westwood(Westwood::from_params(params)?)),
             _ => Err(format!("unknown algorithm '{name}'; allowed: {}", ALGORITHMS.join(", "))),
         }
     }
@@ -263,6 +267,7 @@ impl Cc {
             Cc::Fast(c) => c,
             Cc::Lp(c) => c,
             Cc::HstcpLp(c) => c,
+            Cc::Westwood(c) => c,
         }
     }
 }
