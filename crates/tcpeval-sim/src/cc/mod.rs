@@ -15,6 +15,7 @@ use crate::time::Time;
 use serde_json::{Map, Value};
 
 pub mod bic;
+pub mod compound;
 pub mod cubic;
 pub mod fast;
 pub mod harness;
@@ -28,6 +29,7 @@ pub mod vegas;
 pub mod westwood;
 
 pub use bic::Bic;
+pub use compound::Compound;
 pub use cubic::Cubic;
 pub use fast::Fast;
 pub use highspeed::HighSpeed;
@@ -214,7 +216,7 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
 
 /// Names accepted in scenarios, with aliases.
 pub const ALGORITHMS: &[&str] =
-    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "lp", "hstcplp", "westwood"];
+    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "compound", "ctcp", "lp", "hstcplp", "westwood"];
 
 /// An algorithm instance; enum dispatch keeps per-flow state inline.
 #[derive(Clone, Debug)]
@@ -230,6 +232,7 @@ pub enum Cc {
     Lp(Lp),
     HstcpLp(HstcpLp),
     Westwood(Westwood),
+    Compound(Compound),
 }
 
 impl Cc {
@@ -251,6 +254,7 @@ impl Cc {
             "lp" => Ok(Cc::Lp(Lp::from_params(params)?)),
             "hstcplp" => Ok(Cc::HstcpLp(HstcpLp::from_params(params)?)),
             "westwood" => Ok(Cc::Westwood(Westwood::from_params(params)?)),
+            "compound" | "ctcp" => Ok(Cc::Compound(Compound::from_params(params)?)),
             _ => Err(format!("unknown algorithm '{name}'; allowed: {}", ALGORITHMS.join(", "))),
         }
     }
@@ -268,6 +272,7 @@ impl Cc {
             Cc::Lp(c) => c,
             Cc::HstcpLp(c) => c,
             Cc::Westwood(c) => c,
+            Cc::Compound(c) => c,
         }
     }
 }
