@@ -65,3 +65,33 @@ fn reverse_traffic_lowers_a_fast_flows_throughput() {
     assert!(b < 0.8 * a, "FAST goodput {a:.1} alone vs {b:.1} with reverse traffic");
     assert!(mixed.flows[0].ack_gap_cov > alone.flows[0].ack_gap_cov);
 }
+
+/// Illinois: with one flow on a 1-BDP buffer the queue (and so the window) rises
+/// between losses; alpha must fall and beta rise with it (measured: alpha 1.6 ->
+/// 0.86, beta 0.16 -> 0.23 per epoch).
+#[test]
+fn illinois_slows_its_increase_and_deepens_its_decrease_as_the_queue_grows() {
+    use tcpeval_sim::cc::Cc;
+    use tcpeval_sim::time::SEC;
+    let cfg = dumbbell(100e6, 50, 1.0, 60, vec![flow("illinois", 50, 0.0)]);
+    let mut sim = tcpeval_sim::Simulation::new(cfg).unwrap();
+    let mut samples = vec![];
+    for step in 100..=600u64 {
+        sim.run_until(step * SEC / 10);
+        let Cc::Illinois(c) = &sim.sender(0).cc else { panic!("illinois") };
+        samples.push((sim.sender(0).s.cwnd, c.alpha(), c.beta()));
+    }
+    // Compare the quarter of samples with the smallest windows (short queue) with
+    // the quarter with the largest (long queue); parameters update once per RTT.
+    samples.sort_by_key(|s| s.0);
+    let q = samples.len() / 4;
+    let mean = |v: &[(u32, f64, f64)], f: fn(&(u32, f64, f64)) -> f64| v.iter().map(f).sum::<f64>() / v.len() as f64;
+    let (low, high) = (&samples[..q], &samples[samples.len() - q..]);
+    let (a_low, a_high) = (mean(low, |s| s.1), mean(high, |s| s.1));
+    let (b_low, b_high) = (mean(low, |s| s.2), mean(high, |s| s.2));
+    assert!(a_high < a_low, "alpha {a_high:.2} with a long queue vs {a_low:.2} with a short one");
+    assert!(b_high > b_low, "beta {b_high:.3} with a long queue vs {b_low:.3} with a short one");
+    sim.check_conservation().unwrap();
+    let r = sim.run_result();
+    assert!(utilization(&r, 100e6, 10.0, 60.0) > 0.9);
+}

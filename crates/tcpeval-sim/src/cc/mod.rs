@@ -21,6 +21,7 @@ pub mod fast;
 pub mod harness;
 pub mod highspeed;
 pub mod htcp;
+pub mod illinois;
 pub mod lp;
 pub mod params;
 pub mod reno;
@@ -34,6 +35,7 @@ pub use cubic::Cubic;
 pub use fast::Fast;
 pub use highspeed::HighSpeed;
 pub use htcp::Htcp;
+pub use illinois::Illinois;
 pub use lp::{HstcpLp, Lp};
 pub use reno::Reno;
 pub use scalable::Scalable;
@@ -216,7 +218,7 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
 
 /// Names accepted in scenarios, with aliases.
 pub const ALGORITHMS: &[&str] =
-    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "compound", "ctcp", "lp", "hstcplp", "westwood"];
+    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "compound", "ctcp", "lp", "hstcplp", "westwood", "illinois"];
 
 /// An algorithm instance; enum dispatch keeps per-flow state inline.
 #[derive(Clone, Debug)]
@@ -233,6 +235,7 @@ pub enum Cc {
     HstcpLp(HstcpLp),
     Westwood(Westwood),
     Compound(Compound),
+    Illinois(Illinois),
 }
 
 impl Cc {
@@ -255,6 +258,7 @@ impl Cc {
             "hstcplp" => Ok(Cc::HstcpLp(HstcpLp::from_params(params)?)),
             "westwood" => Ok(Cc::Westwood(Westwood::from_params(params)?)),
             "compound" | "ctcp" => Ok(Cc::Compound(Compound::from_params(params)?)),
+            "illinois" => Ok(Cc::Illinois(Illinois::from_params(params)?)),
             _ => Err(format!("unknown algorithm '{name}'; allowed: {}", ALGORITHMS.join(", "))),
         }
     }
@@ -273,6 +277,7 @@ impl Cc {
             Cc::HstcpLp(c) => c,
             Cc::Westwood(c) => c,
             Cc::Compound(c) => c,
+            Cc::Illinois(c) => c,
         }
     }
 }
