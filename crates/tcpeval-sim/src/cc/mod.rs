@@ -14,6 +14,7 @@
 use crate::time::Time;
 use serde_json::{Map, Value};
 
+pub mod bbr;
 pub mod bic;
 pub mod compound;
 pub mod cubic;
@@ -29,6 +30,7 @@ pub mod scalable;
 pub mod vegas;
 pub mod westwood;
 
+pub use bbr::Bbr;
 pub use bic::Bic;
 pub use compound::Compound;
 pub use cubic::Cubic;
@@ -188,6 +190,11 @@ pub trait CongestionOps {
     fn cong_control(&mut self, _s: &mut CcState, _rs: &RateSample) -> bool {
         false
     }
+    /// The algorithm sets cwnd itself through `cong_control`, so the sender must
+    /// not set cwnd = ssthresh when recovery ends (Linux `tcp_end_cwnd_reduction`).
+    fn owns_window(&self) -> bool {
+        false
+    }
 }
 
 /// Linux `tcp_slow_start`: grow by one packet per packet acked, stopping at
@@ -218,7 +225,7 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
 
 /// Names accepted in scenarios, with aliases.
 pub const ALGORITHMS: &[&str] =
-    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "compound", "ctcp", "lp", "hstcplp", "westwood", "illinois"];
+    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "compound", "ctcp", "lp", "hstcplp", "westwood", "illinois", "bbr"];
 
 /// An algorithm instance; enum dispatch keeps per-flow state inline.
 #[derive(Clone, Debug)]
@@ -236,6 +243,7 @@ pub enum Cc {
     Westwood(Westwood),
     Compound(Compound),
     Illinois(Illinois),
+    Bbr(Bbr),
 }
 
 impl Cc {
@@ -259,6 +267,7 @@ impl Cc {
             "westwood" => Ok(Cc::Westwood(Westwood::from_params(params)?)),
             "compound" | "ctcp" => Ok(Cc::Compound(Compound::from_params(params)?)),
             "illinois" => Ok(Cc::Illinois(Illinois::from_params(params)?)),
+            "bbr" => Ok(Cc::Bbr(Bbr::from_params(params)?)),
             _ => Err(format!("unknown algorithm '{name}'; allowed: {}", ALGORITHMS.join(", "))),
         }
     }
@@ -278,6 +287,7 @@ impl Cc {
             Cc::Westwood(c) => c,
             Cc::Compound(c) => c,
             Cc::Illinois(c) => c,
+            Cc::Bbr(c) => c,
         }
     }
 }
@@ -310,6 +320,12 @@ impl CongestionOps for Cc {
     }
     fn cong_control(&mut self, s: &mut CcState, rs: &RateSample) -> bool {
         self.ops().cong_control(s, rs)
+    }
+    fn owns_window(&self) -> bool {
+        match self {
+            Cc::Bbr(_) => true,
+            _ => false,
+        }
     }
 }
 

@@ -572,7 +572,7 @@ impl Sender {
     }
 
     fn exit_recovery(&mut self) {
-        if self.s.ssthresh < INFINITE_SSTHRESH {
+        if self.s.ssthresh < INFINITE_SSTHRESH && !self.cc.owns_window() {
             self.s.cwnd = self.s.ssthresh;
         }
         self.set_state(CaState::Open);

@@ -1,0 +1,486 @@
+//! BBR v1 (Cardwell, Cheng, Gunn, Hassas Yeganeh & Jacobson, ACM Queue 2016) as
+//! Linux ships it (`net/ipv4/tcp_bbr.c`). A model-based algorithm: it estimates
+//! the bottleneck bandwidth (windowed max of delivery-rate samples over 10 round
+//! trips) and the round-trip propagation time (windowed min RTT over 10 s), paces
+//! at gain x bandwidth and caps cwnd at gain x BDP. States:
+//! - STARTUP: gain 2/ln 2 = 2.885 until the bandwidth stops growing by 25% for
+//!   three rounds; DRAIN: pacing gain 1/2.885 until inflight falls to one BDP;
+//! - PROBE_BW: pacing gains cycle [5/4, 3/4, 1, 1, 1, 1, 1, 1], one phase per min
+//!   RTT, starting at a random phase other than 3/4; cwnd gain 2;
+//! - PROBE_RTT: when the min RTT is 10 s old, cwnd 4 for max(200 ms, one round).
+//! Loss does not cut the window multiplicatively: the first recovery round
+//! conserves packets, and the pre-recovery cwnd is restored after it.
+//!
+//! Not modelled (documented in docs/algorithms/bbr.md): long-term bandwidth
+//! (policer) detection and the ACK-aggregation cwnd allowance.
+
+use super::params::Params;
+use super::{CaState, CcState, CongestionOps, RateSample};
+use crate::rng::Rng;
+use crate::time::{Time, MS, SEC};
+use serde_json::{Map, Value};
+
+/// Linux bbr_high_gain = 2885/1000 and bbr_drain_gain = 1000/2885.
+pub const HIGH_GAIN: f64 = 2.885;
+pub const DRAIN_GAIN: f64 = 1.0 / 2.885;
+pub const CWND_GAIN: f64 = 2.0;
+pub const PACING_GAINS: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+/// Max-bandwidth filter window: CYCLE_LEN + 2 = 10 rounds.
+pub const BW_WINDOW_ROUNDS: u64 = 10;
+pub const MIN_RTT_WINDOW: Time = 10 * SEC;
+pub const PROBE_RTT_TIME: Time = 200 * MS;
+pub const CWND_MIN_TARGET: u32 = 4;
+/// Full pipe: three rounds without 25% bandwidth growth.
+const FULL_BW_THRESH: f64 = 1.25;
+const FULL_BW_CNT: u32 = 3;
+/// Pacing 1% below the estimated bandwidth (bbr_pacing_margin_percent).
+const PACING_MARGIN: f64 = 0.99;
+/// Linux bbr_cycle_rand: the random start phase is one of the last 7.
+const CYCLE_RAND: u64 = 7;
+/// Segments per "TSO" burst for the quantization budget (no TSO here: Linux's
+/// minimum of 2 at rates above 1.2 Mbit/s).
+const TSO_SEGS: u32 = 2;
+const INIT_CWND: u32 = 10;
+/// Wire bytes per packet for pacing (MSS + headers).
+const HEADER_BYTES: u32 = 52;
+
+pub const PARAMS: &[&str] = &["high_gain", "cwnd_gain", "probe_rtt_interval_s", "seed"];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+#[derive(Clone, Debug)]
+pub struct Bbr {
+    high_gain: f64,
+    cwnd_gain_cfg: f64,
+    min_rtt_window: Time,
+    rng: Rng,
+    pub mode: Mode,
+    /// Per-round maxima of delivery rate (packets per second) with their round.
+    bw_rounds: [(u64, f64); BW_WINDOW_ROUNDS as usize],
+    rtt_cnt: u64,
+    next_rtt_delivered: u64,
+    round_start: bool,
+    min_rtt: Time,
+    min_rtt_stamp: Time,
+    probe_rtt_done_stamp: Option<Time>,
+    probe_rtt_round_done: bool,
+    prior_cwnd: u32,
+    prev_ca_state: CaState,
+    packet_conservation: bool,
+    full_bw: f64,
+    full_bw_cnt: u32,
+    full_bw_reached: bool,
+    cycle_idx: usize,
+    cycle_stamp: Time,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+    /// Number of PROBE_RTT episodes (for tests and traces).
+    pub probe_rtts: u64,
+}
+
+impl Bbr {
+    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
+        let p = Params::new("bbr", map, PARAMS)?;
+        Ok(Bbr {
+            high_gain: p.f64_in("high_gain", HIGH_GAIN, 1.0, 10.0)?,
+            cwnd_gain_cfg: p.f64_in("cwnd_gain", CWND_GAIN, 1.0, 10.0)?,
+            min_rtt_window: (p.f64_in("probe_rtt_interval_s", 10.0, 0.1, 3600.0)? * SEC as f64) as Time,
+            rng: Rng::new(p.u32("seed", 0)? as u64, 0xBB),
+            mode: Mode::Startup,
+            bw_rounds: [(0, 0.0); BW_WINDOW_ROUNDS as usize],
+            rtt_cnt: 0,
+            next_rtt_delivered: 0,
+            round_start: false,
+            min_rtt: Time::MAX,
+            min_rtt_stamp: 0,
+            probe_rtt_done_stamp: None,
+            probe_rtt_round_done: false,
+            prior_cwnd: 0,
+            prev_ca_state: CaState::Open,
+            packet_conservation: false,
+            full_bw: 0.0,
+            full_bw_cnt: 0,
+            full_bw_reached: false,
+            cycle_idx: 0,
+            cycle_stamp: 0,
+            pacing_gain: HIGH_GAIN,
+            cwnd_gain: HIGH_GAIN,
+            probe_rtts: 0,
+        })
+    }
+
+    /// The windowed maximum delivery rate, packets per second.
+    pub fn max_bw(&self) -> f64 {
+        let oldest = self.rtt_cnt.saturating_sub(BW_WINDOW_ROUNDS - 1);
+        self.bw_rounds.iter().filter(|(r, _)| *r >= oldest).map(|(_, b)| *b).fold(0.0, f64::max)
+    }
+
+    pub fn min_rtt(&self) -> Time {
+        self.min_rtt
+    }
+
+    fn note_bw(&mut self, bw: f64) {
+        let slot = &mut self.bw_rounds[(self.rtt_cnt % BW_WINDOW_ROUNDS) as usize];
+        if slot.0 != self.rtt_cnt {
+            *slot = (self.rtt_cnt, bw);
+        } else {
+            slot.1 = slot.1.max(bw);
+        }
+    }
+
+    /// Linux `bbr_bdp`: gain x bandwidth x min RTT, in packets (rounded up).
+    fn bdp(&self, bw: f64, gain: f64) -> u32 {
+        if self.min_rtt == Time::MAX {
+            return INIT_CWND;
+        }
+        (bw * self.min_rtt as f64 / 1e9 * gain).ceil() as u32
+    }
+
+    /// Linux `bbr_quantization_budget`.
+    fn budget(&self, cwnd: u32) -> u32 {
+        let mut cwnd = (cwnd + 3 * TSO_SEGS + 1) & !1;
+        if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
+            cwnd += 2;
+        }
+        cwnd
+    }
+
+    fn inflight(&self, bw: f64, gain: f64) -> u32 {
+        self.budget(self.bdp(bw, gain))
+    }
+
+    fn update_bw(&mut self, s: &CcState, rs: &RateSample) {
+        self.round_start = false;
+        if rs.interval == 0 || rs.delivered == 0 {
+            return;
+        }
+        if rs.prior_delivered >= self.next_rtt_delivered {
+            self.next_rtt_delivered = s.delivered;
+            self.rtt_cnt += 1;
+            self.round_start = true;
+            self.packet_conservation = false;
+        }
+        let bw = rs.delivered as f64 * 1e9 / rs.interval as f64;
+        if !rs.is_app_limited || bw >= self.max_bw() {
+            self.note_bw(bw);
+        }
+    }
+
+    fn advance_cycle_phase(&mut self, s: &CcState) {
+        self.cycle_idx = (self.cycle_idx + 1) % PACING_GAINS.len();
+        self.cycle_stamp = s.now;
+    }
+
+    fn update_cycle_phase(&mut self, s: &CcState, rs: &RateSample) {
+        if self.mode != Mode::ProbeBw {
+            return;
+        }
+        let full_length = s.now.saturating_sub(self.cycle_stamp) > self.min_rtt;
+        let gain = PACING_GAINS[self.cycle_idx];
+        let inflight = rs.prior_in_flight;
+        let bw = self.max_bw();
+        let next = if gain == 1.0 {
+            full_length
+        } else if gain > 1.0 {
+            full_length && (rs.losses > 0 || inflight >= self.inflight(bw, gain))
+        } else {
+            full_length || inflight <= self.inflight(bw, 1.0)
+        };
+        if next {
+            self.advance_cycle_phase(s);
+        }
+    }
+
+    fn reset_probe_bw(&mut self, s: &CcState) {
+        self.mode = Mode::ProbeBw;
+        let r = self.rng.next_u64() % CYCLE_RAND;
+        self.cycle_idx = PACING_GAINS.len() - 1 - r as usize;
+        self.advance_cycle_phase(s);
+    }
+
+    fn check_full_bw(&mut self, rs: &RateSample) {
+        if self.full_bw_reached || !self.round_start || rs.is_app_limited {
+            return;
+        }
+        let bw = self.max_bw();
+        if bw >= self.full_bw * FULL_BW_THRESH {
+            self.full_bw = bw;
+            self.full_bw_cnt = 0;
+            return;
+        }
+        self.full_bw_cnt += 1;
+        self.full_bw_reached = self.full_bw_cnt >= FULL_BW_CNT;
+    }
+
+    fn check_drain(&mut self, s: &mut CcState) {
+        if self.mode == Mode::Startup && self.full_bw_reached {
+            self.mode = Mode::Drain;
+            s.ssthresh = self.inflight(self.max_bw(), 1.0);
+        }
+        if self.mode == Mode::Drain && s.in_flight <= self.inflight(self.max_bw(), 1.0) {
+            self.reset_probe_bw(s);
+        }
+    }
+
+    fn update_min_rtt(&mut self, s: &mut CcState, rs: &RateSample) {
+        let expired = s.now > self.min_rtt_stamp + self.min_rtt_window;
+        if let Some(rtt) = rs.rtt {
+            if rtt < self.min_rtt || expired {
+                self.min_rtt = rtt;
+                self.min_rtt_stamp = s.now;
+            }
+        }
+        if expired && self.mode != Mode::ProbeRtt {
+            self.mode = Mode::ProbeRtt;
+            self.probe_rtts += 1;
+            self.save_cwnd(s);
+            self.probe_rtt_done_stamp = None;
+        }
+        if self.mode == Mode::ProbeRtt {
+            if self.probe_rtt_done_stamp.is_none() && s.in_flight <= CWND_MIN_TARGET {
+                self.probe_rtt_done_stamp = Some(s.now + PROBE_RTT_TIME);
+                self.probe_rtt_round_done = false;
+                self.next_rtt_delivered = s.delivered;
+            } else if let Some(done) = self.probe_rtt_done_stamp {
+                if self.round_start {
+                    self.probe_rtt_round_done = true;
+                }
+                if self.probe_rtt_round_done && s.now > done {
+                    self.min_rtt_stamp = s.now;
+                    s.cwnd = s.cwnd.max(self.prior_cwnd);
+                    if self.full_bw_reached {
+                        self.reset_probe_bw(s);
+                    } else {
+                        self.mode = Mode::Startup;
+                    }
+                }
+            }
+        }
+    }
+
+    fn update_gains(&mut self) {
+        (self.pacing_gain, self.cwnd_gain) = match self.mode {
+            Mode::Startup => (self.high_gain, self.high_gain),
+            Mode::Drain => (DRAIN_GAIN, self.high_gain),
+            Mode::ProbeBw => (PACING_GAINS[self.cycle_idx], self.cwnd_gain_cfg),
+            Mode::ProbeRtt => (1.0, 1.0),
+        };
+    }
+
+    fn save_cwnd(&mut self, s: &CcState) {
+        self.prior_cwnd = if self.prev_ca_state != CaState::Recovery && self.mode != Mode::ProbeRtt {
+            s.cwnd
+        } else {
+            self.prior_cwnd.max(s.cwnd)
+        };
+    }
+
+    fn set_pacing_rate(&self, s: &mut CcState, bw: f64) {
+        let bw = if bw > 0.0 {
+            bw
+        } else {
+            // Before a sample: cwnd / srtt (or 1 ms) at high gain (Linux init).
+            s.cwnd as f64 * 1e9 / s.srtt.max(MS) as f64
+        };
+        let rate = bw * (s.mss + HEADER_BYTES) as f64 * self.pacing_gain * PACING_MARGIN;
+        if self.full_bw_reached || rate > s.pacing_rate {
+            s.pacing_rate = rate;
+        }
+    }
+
+    /// Packet conservation in the first recovery round; restore after it
+    /// (Linux `bbr_set_cwnd_to_recover_or_restore`). Returns the cwnd to use and
+    /// whether it is final.
+    fn recover_or_restore(&mut self, s: &CcState, rs: &RateSample) -> (u32, bool) {
+        let mut cwnd = s.cwnd;
+        if rs.losses > 0 {
+            cwnd = cwnd.saturating_sub(rs.losses).max(1);
+        }
+        let (prev, state) = (self.prev_ca_state, s.ca_state);
+        let in_recovery = |st: CaState| matches!(st, CaState::Recovery | CaState::Loss);
+        if state == CaState::Recovery && prev != CaState::Recovery {
+            self.packet_conservation = true;
+            self.next_rtt_delivered = s.delivered;
+            cwnd = rs.prior_in_flight.saturating_sub(rs.acked_sacked) + rs.acked_sacked;
+        } else if in_recovery(prev) && !in_recovery(state) {
+            cwnd = cwnd.max(self.prior_cwnd);
+            self.packet_conservation = false;
+        }
+        self.prev_ca_state = state;
+        if self.packet_conservation {
+            return (cwnd.max(s.in_flight + rs.acked_sacked), true);
+        }
+        (cwnd, false)
+    }
+
+    fn set_cwnd(&mut self, s: &mut CcState, rs: &RateSample, bw: f64) {
+        let acked = rs.acked_sacked;
+        if acked > 0 {
+            let (cwnd, done) = self.recover_or_restore(s, rs);
+            s.cwnd = if done {
+                cwnd
+            } else {
+                let target = self.budget(self.bdp(bw, self.cwnd_gain));
+                let grown = if self.full_bw_reached {
+                    (cwnd + acked).min(target)
+                } else if cwnd < target || s.delivered < INIT_CWND as u64 {
+                    cwnd + acked
+                } else {
+                    cwnd
+                };
+                grown.max(CWND_MIN_TARGET)
+            };
+        }
+        s.cwnd = s.cwnd.min(s.cwnd_clamp);
+        if self.mode == Mode::ProbeRtt {
+            s.cwnd = s.cwnd.min(CWND_MIN_TARGET);
+        }
+    }
+}
+
+impl CongestionOps for Bbr {
+    fn init(&mut self, s: &mut CcState) {
+        self.min_rtt_stamp = s.now;
+        self.next_rtt_delivered = s.delivered;
+        self.set_pacing_rate(s, 0.0);
+    }
+
+    /// BBR does not reduce ssthresh on loss (Linux `bbr_ssthresh`): it notes cwnd.
+    fn ssthresh(&mut self, s: &CcState) -> u32 {
+        self.save_cwnd(s);
+        s.ssthresh
+    }
+
+    fn cong_avoid(&mut self, _s: &mut CcState, _acked: u32) {}
+
+    fn set_state(&mut self, _s: &mut CcState, state: CaState) {
+        if state == CaState::Loss {
+            // An RTO ends the round and restarts the full-pipe estimate.
+            self.prev_ca_state = CaState::Loss;
+            self.full_bw = 0.0;
+            self.round_start = true;
+        }
+    }
+
+    fn cong_control(&mut self, s: &mut CcState, rs: &RateSample) -> bool {
+        self.update_bw(s, rs);
+        self.update_cycle_phase(s, rs);
+        self.check_full_bw(rs);
+        self.check_drain(s);
+        self.update_min_rtt(s, rs);
+        self.update_gains();
+        let bw = self.max_bw();
+        self.set_pacing_rate(s, bw);
+        self.set_cwnd(s, rs, bw);
+        true
+    }
+
+    fn owns_window(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::MS;
+
+    fn bbr() -> Bbr {
+        Bbr::from_params(&Map::new()).unwrap()
+    }
+
+    /// One round of ACKs at a given delivery rate (packets/s) and RTT.
+    fn round(b: &mut Bbr, s: &mut CcState, rate: f64, rtt: Time) {
+        let per_ack = 10u32;
+        let acks = (rate * rtt as f64 / 1e9 / per_ack as f64).max(1.0) as u32;
+        for _ in 0..acks {
+            s.now += rtt / acks as u64;
+            let prior = s.delivered;
+            s.delivered += per_ack as u64;
+            // Paced at gain x rate, inflight heads for gain x BDP (plus the
+            // quantization allowance), within the window.
+            let paced = (rate * rtt as f64 / 1e9 * b.pacing_gain).ceil() as u32 + 3 * TSO_SEGS + 4;
+            s.in_flight = s.cwnd.min(paced);
+            let rs = RateSample {
+                delivered: (rate * rtt as f64 / 1e9) as u64,
+                interval: rtt,
+                acked_sacked: per_ack,
+                prior_in_flight: s.in_flight,
+                prior_delivered: prior.saturating_sub((rate * rtt as f64 / 1e9) as u64),
+                rtt: Some(rtt),
+                ..Default::default()
+            };
+            b.cong_control(s, &rs);
+        }
+    }
+
+    #[test]
+    fn startup_gain_and_exit_after_three_flat_rounds() {
+        let mut b = bbr();
+        let mut s = CcState::new(10, 1448);
+        b.init(&mut s);
+        assert_eq!(b.mode, Mode::Startup);
+        for _ in 0..3 {
+            round(&mut b, &mut s, 1000.0, 100 * MS);
+        }
+        assert_eq!(b.mode, Mode::Startup, "not yet: the first rounds set full_bw");
+        for _ in 0..4 {
+            round(&mut b, &mut s, 1000.0, 100 * MS);
+        }
+        assert_ne!(b.mode, Mode::Startup, "three rounds without 25% growth end startup");
+        // Pacing at gain x bw x (MSS + headers) x 0.99.
+        assert!((b.max_bw() - 1000.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn probe_bw_cycles_one_min_rtt_per_phase() {
+        let mut b = bbr();
+        let mut s = CcState::new(10, 1448);
+        b.init(&mut s);
+        for _ in 0..8 {
+            round(&mut b, &mut s, 1000.0, 100 * MS);
+        }
+        assert_eq!(b.mode, Mode::ProbeBw);
+        assert_ne!(b.cycle_idx, 1, "never starts in the draining phase");
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..20 {
+            round(&mut b, &mut s, 1000.0, 100 * MS);
+            seen.insert(b.cycle_idx);
+        }
+        assert_eq!(seen.len(), 8, "all eight phases visited: {seen:?}");
+    }
+
+    #[test]
+    fn bandwidth_filter_forgets_after_ten_rounds() {
+        let mut b = bbr();
+        let mut s = CcState::new(10, 1448);
+        b.init(&mut s);
+        round(&mut b, &mut s, 2000.0, 100 * MS);
+        for _ in 0..12 {
+            round(&mut b, &mut s, 1000.0, 100 * MS);
+        }
+        assert!((b.max_bw() - 1000.0).abs() < 1.0, "max bw {}", b.max_bw());
+    }
+
+    #[test]
+    fn probe_rtt_after_ten_seconds_with_four_packets() {
+        let mut b = bbr();
+        let mut s = CcState::new(10, 1448);
+        b.init(&mut s);
+        for _ in 0..99 {
+            round(&mut b, &mut s, 1000.0, 100 * MS);
+        }
+        assert_eq!(b.probe_rtts, 0);
+        for _ in 0..3 {
+            round(&mut b, &mut s, 1000.0, 100 * MS);
+        }
+        assert_eq!(b.probe_rtts, 1);
+        assert_eq!(s.cwnd, CWND_MIN_TARGET);
+    }
+}
