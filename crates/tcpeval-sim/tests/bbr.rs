@@ -1,0 +1,54 @@
+//! BBR v1 behaviour (issue 4 item 3).
+mod common;
+use common::*;
+use tcpeval_sim::time::MS;
+
+#[test]
+fn bbr_alone_fills_the_link_with_less_than_a_bdp_of_queue() {
+    let r = run_checked(dumbbell(100e6, 40, 2.0, 40, vec![flow("bbr", 40, 0.0)]));
+    let u = utilization(&r, 100e6, 5.0, 40.0);
+    assert!(u >= 0.95, "utilization {u}");
+    let bdp_pkts = 100e6 * 0.04 / 8.0 / 1500.0;
+    let li = &r.link_intervals;
+    let q: Vec<f64> = (0..li.t_ns.len())
+        .filter(|&i| li.link[i] == "bottleneck" && li.t_ns[i] > 5_000_000_000)
+        .map(|i| li.queue_pkts_mean[i])
+        .collect();
+    let mean_q = q.iter().sum::<f64>() / q.len() as f64;
+    assert!(mean_q < bdp_pkts, "mean queue {mean_q:.1} packets, BDP {bdp_pkts:.0}");
+}
+
+#[test]
+fn bbr_keeps_most_of_the_link_at_one_percent_loss_where_reno_collapses() {
+    let run = |cc: &str| {
+        let mut cfg = dumbbell(100e6, 40, 1.0, 40, vec![flow(cc, 40, 0.0)]);
+        cfg.network.loss = 0.01;
+        goodput_mbps(&run_checked(cfg), 0, 10.0, 40.0)
+    };
+    let (bbr, reno) = (run("bbr"), run("reno"));
+    assert!(bbr >= 80.0, "BBR goodput {bbr:.1} Mbit/s at 1% loss");
+    assert!(reno < 10.0, "Reno goodput {reno:.1} Mbit/s at 1% loss");
+}
+
+#[test]
+fn probe_rtt_happens_about_every_ten_seconds() {
+    let mut cfg = dumbbell(100e6, 40, 1.0, 45, vec![flow("bbr", 40, 0.0)]);
+    cfg.trace_interval_ns = 10 * MS;
+    let r = run_checked(cfg);
+    // PROBE_RTT holds cwnd at 4 packets for at least 200 ms: find those dips.
+    let tr = &r.trace;
+    let mut dips = vec![];
+    let mut inside = false;
+    for i in 0..tr.t_ns.len() {
+        let low = tr.cwnd_pkts[i] <= 4 && tr.t_ns[i] > 1_000_000_000;
+        if low && !inside {
+            dips.push(tr.t_ns[i] as f64 / 1e9);
+        }
+        inside = low;
+    }
+    assert!(dips.len() >= 3, "PROBE_RTT dips at {dips:?}");
+    for w in dips.windows(2) {
+        let gap = w[1] - w[0];
+        assert!((9.0..=11.5).contains(&gap), "PROBE_RTT {gap:.2} s apart: {dips:?}");
+    }
+}
