@@ -8,6 +8,7 @@
 //! - PROBE_BW: pacing gains cycle [5/4, 3/4, 1, 1, 1, 1, 1, 1], one phase per min
 //!   RTT, starting at a random phase other than 3/4; cwnd gain 2;
 //! - PROBE_RTT: when the min RTT is 10 s old, cwnd 4 for max(200 ms, one round).
+//!
 //! Loss does not cut the window multiplicatively: the first recovery round
 //! conserves packets, and the pre-recovery cwnd is restored after it.
 //!

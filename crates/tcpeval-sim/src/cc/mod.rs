@@ -322,10 +322,7 @@ impl CongestionOps for Cc {
         self.ops().cong_control(s, rs)
     }
     fn owns_window(&self) -> bool {
-        match self {
-            Cc::Bbr(_) => true,
-            _ => false,
-        }
+        matches!(self, Cc::Bbr(_))
     }
 }
 
