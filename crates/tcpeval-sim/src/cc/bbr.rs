@@ -381,10 +381,6 @@ impl CongestionOps for Bbr {
         self.set_cwnd(s, rs, bw);
         true
     }
-
-    fn owns_window(&self) -> bool {
-        true
-    }
 }
 
 #[cfg(test)]

@@ -321,6 +321,7 @@ impl CongestionOps for Cc {
     fn cong_control(&mut self, s: &mut CcState, rs: &RateSample) -> bool {
         self.ops().cong_control(s, rs)
     }
+    /// The algorithms whose `cong_control` owns the window.
     fn owns_window(&self) -> bool {
         matches!(self, Cc::Bbr(_))
     }
