@@ -95,3 +95,14 @@ fn illinois_slows_its_increase_and_deepens_its_decrease_as_the_queue_grows() {
     let r = sim.run_result();
     assert!(utilization(&r, 100e6, 10.0, 60.0) > 0.9);
 }
+
+/// YeAH alone keeps its queue well below the buffer (precautionary
+/// decongestion at 80 packets) while filling the link.
+#[test]
+fn yeah_alone_keeps_a_small_queue_and_fills_the_link() {
+    let r = run_checked(dumbbell(100e6, 50, 2.0, 60, vec![flow("yeah", 50, 0.0)]));
+    let q = mean_queue(&r, 20.0);
+    let buffer = 2.0 * 100e6 * 0.05 / 8.0 / 1500.0;
+    assert!(q < 0.25 * buffer, "YeAH mean queue {q:.1} of a {buffer:.0}-packet buffer");
+    assert!(utilization(&r, 100e6, 20.0, 60.0) > 0.9);
+}

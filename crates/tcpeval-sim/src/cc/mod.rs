@@ -29,6 +29,7 @@ pub mod reno;
 pub mod scalable;
 pub mod vegas;
 pub mod westwood;
+pub mod yeah;
 
 pub use bbr::Bbr;
 pub use bic::Bic;
@@ -43,6 +44,7 @@ pub use reno::Reno;
 pub use scalable::Scalable;
 pub use vegas::Vegas;
 pub use westwood::Westwood;
+pub use yeah::Yeah;
 
 /// Linux TCP_INFINITE_SSTHRESH: ssthresh before the first loss.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -225,7 +227,7 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
 
 /// Names accepted in scenarios, with aliases.
 pub const ALGORITHMS: &[&str] =
-    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "compound", "ctcp", "lp", "hstcplp", "westwood", "illinois", "bbr"];
+    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "compound", "ctcp", "lp", "hstcplp", "westwood", "illinois", "yeah", "bbr"];
 
 /// An algorithm instance; enum dispatch keeps per-flow state inline.
 #[derive(Clone, Debug)]
@@ -244,6 +246,7 @@ pub enum Cc {
     Compound(Compound),
     Illinois(Illinois),
     Bbr(Bbr),
+    Yeah(Yeah),
 }
 
 impl Cc {
@@ -268,6 +271,7 @@ impl Cc {
             "compound" | "ctcp" => Ok(Cc::Compound(Compound::from_params(params)?)),
             "illinois" => Ok(Cc::Illinois(Illinois::from_params(params)?)),
             "bbr" => Ok(Cc::Bbr(Bbr::from_params(params)?)),
+            "yeah" => Ok(Cc::Yeah(Yeah::from_params(params)?)),
             _ => Err(format!("unknown algorithm '{name}'; allowed: {}", ALGORITHMS.join(", "))),
         }
     }
@@ -288,6 +292,7 @@ impl Cc {
             Cc::Compound(c) => c,
             Cc::Illinois(c) => c,
             Cc::Bbr(c) => c,
+            Cc::Yeah(c) => c,
         }
     }
 }
