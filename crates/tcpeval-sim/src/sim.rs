@@ -113,6 +113,27 @@ pub struct Simulation {
     last_report: Time,
 }
 
+/// Timers are lazy: at most one live event per timer. Schedule `ev` for
+/// `deadline` unless an event at or before it is already pending; a deadline
+/// moved later is picked up when the pending event fires.
+fn arm(sched: &mut Scheduler<Ev>, pending: &mut Option<Time>, deadline: Option<Time>, ev: Ev) {
+    if let Some(d) = deadline {
+        if pending.is_none_or(|t| t > d) {
+            *pending = Some(d);
+            sched.at(d, ev);
+        }
+    }
+}
+
+/// A timer event fired: true if it is the live one (older ones are stale).
+fn fired(pending: &mut Option<Time>, now: Time) -> bool {
+    if *pending != Some(now) {
+        return false;
+    }
+    *pending = None;
+    true
+}
+
 impl Simulation {
     pub fn new(cfg: Config) -> Result<Simulation, String> {
         cfg.validate()?;
@@ -281,41 +302,29 @@ impl Simulation {
     }
 
     fn sync_pace(&mut self, f: usize) {
-        if let Some(d) = self.senders[f].pace_deadline {
-            if self.pace_event[f].is_none_or(|t| t > d) {
-                self.pace_event[f] = Some(d);
-                self.sched.at(d, Ev::Pace(f as u32));
-            }
-        }
+        let d = self.senders[f].pace_deadline;
+        arm(&mut self.sched, &mut self.pace_event[f], d, Ev::Pace(f as u32));
     }
 
     fn on_pace_event(&mut self, f: usize, now: Time) {
-        if self.pace_event[f] != Some(now) {
+        if !fired(&mut self.pace_event[f], now) {
             return;
         }
-        self.pace_event[f] = None;
         match self.senders[f].pace_deadline {
             Some(d) if d <= now => self.with_sender(f, |s, now, out| s.on_pace_timer(now, out)),
             _ => self.sync_pace(f),
         }
     }
 
-    /// Timers are lazy: at most one live event per timer; a deadline moved later is
-    /// re-scheduled when the earlier event fires.
     fn sync_rto(&mut self, f: usize) {
-        if let Some(d) = self.senders[f].rto_deadline {
-            if self.rto_event[f].is_none_or(|t| t > d) {
-                self.rto_event[f] = Some(d);
-                self.sched.at(d, Ev::Rto(f as u32));
-            }
-        }
+        let d = self.senders[f].rto_deadline;
+        arm(&mut self.sched, &mut self.rto_event[f], d, Ev::Rto(f as u32));
     }
 
     fn on_rto_event(&mut self, f: usize, now: Time) {
-        if self.rto_event[f] != Some(now) {
-            return; // superseded by an earlier event
+        if !fired(&mut self.rto_event[f], now) {
+            return;
         }
-        self.rto_event[f] = None;
         match self.senders[f].rto_deadline {
             Some(d) if d <= now => self.with_sender(f, |s, now, out| s.on_rto(now, out)),
             _ => self.sync_rto(f),
@@ -323,19 +332,14 @@ impl Simulation {
     }
 
     fn sync_delack(&mut self, f: usize) {
-        if let Some(d) = self.receivers[f].delack_deadline {
-            if self.delack_event[f].is_none_or(|t| t > d) {
-                self.delack_event[f] = Some(d);
-                self.sched.at(d, Ev::DelAck(f as u32));
-            }
-        }
+        let d = self.receivers[f].delack_deadline;
+        arm(&mut self.sched, &mut self.delack_event[f], d, Ev::DelAck(f as u32));
     }
 
     fn on_delack_event(&mut self, f: usize, now: Time) {
-        if self.delack_event[f] != Some(now) {
+        if !fired(&mut self.delack_event[f], now) {
             return;
         }
-        self.delack_event[f] = None;
         if let Some(ack) = self.receivers[f].on_delack_timer(now) {
             let node = self.flow_hosts[f].1;
             let l = self.topo.nodes[node as usize].out;

@@ -4,15 +4,6 @@ mod common;
 use common::*;
 use tcpeval_sim::config::FlowConfig;
 
-fn mean_queue(r: &tcpeval_sim::SimResult, from_s: f64) -> f64 {
-    let li = &r.link_intervals;
-    let rows: Vec<f64> = (0..li.t_ns.len())
-        .filter(|&i| li.link[i] == "bottleneck" && li.t_ns[i] as f64 / 1e9 > from_s)
-        .map(|i| li.queue_pkts_mean[i])
-        .collect();
-    rows.iter().sum::<f64>() / rows.len() as f64
-}
-
 fn fast(alpha: f64, rtt_ms: u64, start_s: f64) -> FlowConfig {
     let mut f = flow("fast", rtt_ms, start_s);
     f.params.insert("alpha".into(), alpha.into());

@@ -40,15 +40,6 @@ fn sustained_load(queue: &str) -> (tcpeval_sim::SimResult, u64, Config) {
     (run_checked(cfg.clone()), buffer, cfg)
 }
 
-fn mean_queue(r: &tcpeval_sim::SimResult, from_s: f64) -> f64 {
-    let li = &r.link_intervals;
-    let rows: Vec<f64> = (0..li.t_ns.len())
-        .filter(|&i| li.link[i] == "bottleneck" && li.t_ns[i] as f64 / 1e9 > from_s)
-        .map(|i| li.queue_pkts_mean[i])
-        .collect();
-    rows.iter().sum::<f64>() / rows.len() as f64
-}
-
 #[test]
 fn red_holds_the_average_queue_between_thresholds_where_droptail_fills_the_buffer() {
     let (red, buffer, _) = sustained_load("red");

@@ -16,7 +16,7 @@
 //! uses a table-driven integer cube root accurate to ~0.2%).
 
 use super::params::Params;
-use super::{cong_avoid_ai, slow_start, CaEvent, CaState, CcState, CongestionOps, AckSample};
+use super::{after_slow_start, cong_avoid_ai, AckSample, CaEvent, CaState, CcState, CongestionOps};
 use crate::time::{Time, MS, SEC, US};
 use serde_json::{Map, Value};
 
@@ -264,12 +264,9 @@ impl CongestionOps for Cubic {
     }
 
     fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
-        let mut acked = acked;
-        if s.in_slow_start() {
-            acked = slow_start(s, acked);
-            if acked == 0 {
-                return;
-            }
+        let acked = after_slow_start(s, acked);
+        if acked == 0 {
+            return;
         }
         self.update(s, acked);
         let cnt = self.cnt;

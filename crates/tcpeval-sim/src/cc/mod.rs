@@ -208,6 +208,17 @@ pub fn slow_start(s: &mut CcState, acked: u32) -> u32 {
     left
 }
 
+/// The acknowledged packets left for congestion avoidance: all of them outside
+/// slow start, what slow start did not use inside it (Linux's pattern of calling
+/// `tcp_slow_start` and continuing with its return value).
+pub fn after_slow_start(s: &mut CcState, acked: u32) -> u32 {
+    if s.in_slow_start() {
+        slow_start(s, acked)
+    } else {
+        acked
+    }
+}
+
 /// Linux `tcp_cong_avoid_ai`: one packet per `w` packets acked, counting whole
 /// packets (not ACKs), so delayed ACKs do not slow growth.
 pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {

@@ -11,7 +11,7 @@
 //! (b = 1 packet per "ACK" in their notation, since growth counts packets) the mean
 //! throughput is (MSS/RTT) * sqrt(3/(2p)).
 
-use super::{cong_avoid_ai, slow_start, CcState, CongestionOps};
+use super::{after_slow_start, cong_avoid_ai, CcState, CongestionOps};
 
 /// Linux `tcp_reno_ssthresh` floor, in packets.
 pub const MIN_SSTHRESH: u32 = 2;
@@ -25,15 +25,11 @@ impl CongestionOps for Reno {
     }
 
     fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
-        let mut acked = acked;
-        if s.in_slow_start() {
-            acked = slow_start(s, acked);
-            if acked == 0 {
-                return;
-            }
+        let acked = after_slow_start(s, acked);
+        if acked > 0 {
+            let w = s.cwnd;
+            cong_avoid_ai(s, w, acked);
         }
-        let w = s.cwnd;
-        cong_avoid_ai(s, w, acked);
     }
 }
 

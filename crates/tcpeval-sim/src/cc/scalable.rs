@@ -9,7 +9,7 @@
 //! the cycle is a / (p ln(1 / (1 - b))) = 0.0749 / p (docs/algorithms/scalable.md).
 
 use super::params::Params;
-use super::{cong_avoid_ai, slow_start, CcState, CongestionOps};
+use super::{after_slow_start, cong_avoid_ai, CcState, CongestionOps};
 use serde_json::{Map, Value};
 
 /// Linux TCP_SCALABLE_AI_CNT: packets acknowledged per +1 above this window.
@@ -49,15 +49,11 @@ impl CongestionOps for Scalable {
     }
 
     fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
-        let mut acked = acked;
-        if s.in_slow_start() {
-            acked = slow_start(s, acked);
-            if acked == 0 {
-                return;
-            }
+        let acked = after_slow_start(s, acked);
+        if acked > 0 {
+            let w = s.cwnd.min(self.ai_cnt);
+            cong_avoid_ai(s, w, acked);
         }
-        let w = s.cwnd.min(self.ai_cnt);
-        cong_avoid_ai(s, w, acked);
     }
 }
 

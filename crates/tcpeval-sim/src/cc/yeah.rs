@@ -8,7 +8,7 @@
 //! unless it has been in slow mode for 16 rounds (competing with Reno: halve).
 
 use super::params::Params;
-use super::{cong_avoid_ai, slow_start, AckSample, CaState, CcState, CongestionOps};
+use super::{after_slow_start, cong_avoid_ai, AckSample, CaState, CcState, CongestionOps};
 use crate::time::{Time, US};
 use serde_json::{Map, Value};
 
@@ -97,10 +97,7 @@ impl CongestionOps for Yeah {
     }
 
     fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
-        let mut acked = acked;
-        if s.in_slow_start() {
-            acked = slow_start(s, acked);
-        }
+        let acked = after_slow_start(s, acked);
         if acked > 0 {
             let w = if self.doing_reno_now == 0 { s.cwnd.min(SCALABLE_AI_CNT) } else { s.cwnd };
             cong_avoid_ai(s, w, acked);

@@ -75,3 +75,13 @@ pub fn jain(x: &[f64]) -> f64 {
     let s2: f64 = x.iter().map(|v| v * v).sum();
     s * s / (x.len() as f64 * s2)
 }
+
+/// Time-averaged bottleneck queue (packets) over report intervals ending after `from_s`.
+pub fn mean_queue(r: &SimResult, from_s: f64) -> f64 {
+    let li = &r.link_intervals;
+    let rows: Vec<f64> = (0..li.t_ns.len())
+        .filter(|&i| li.link[i] == "bottleneck" && li.t_ns[i] as f64 / 1e9 > from_s)
+        .map(|i| li.queue_pkts_mean[i])
+        .collect();
+    rows.iter().sum::<f64>() / rows.len() as f64
+}
