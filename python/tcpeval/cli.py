@@ -242,6 +242,66 @@ def _compact(df):
     return out_df
 
 
+study_app = typer.Typer(help="Ready-made studies reproducing classic evaluations.",
+                        no_args_is_help=True)
+app.add_typer(study_app, name="study")
+
+
+@study_app.command("list")
+def study_list() -> None:
+    """List the studies."""
+    from .studies import STUDIES
+
+    for name, mod in STUDIES.items():
+        out.print(f"{name:<14} {mod.TITLE}", highlight=False)
+
+
+@study_app.command("run")
+def study_run(
+    name: Annotated[str, typer.Argument(help="study name (tcpeval study list)")],
+    profile: Annotated[str, typer.Option(help="smoke, quick or full")] = "quick",
+    store_dir: Annotated[Path | None, typer.Option("--out", help="result store")] = None,
+    workers: Annotated[int | None, typer.Option(help="local worker processes")] = None,
+    dask: Annotated[str | None, typer.Option(help="dask scheduler address or local:N")] = None,
+) -> None:
+    """Run a study's sweeps into a result store (resumable), then write its report."""
+    from .studies import PROFILES, STUDIES
+    from .studies.runner import report_study, run_study
+
+    if name not in STUDIES:
+        _fail(f"unknown study {name!r}; available: {', '.join(STUDIES)}")
+    if profile not in PROFILES:
+        _fail(f"--profile: {profile!r} is not one of {', '.join(PROFILES)}")
+    store = store_dir or Path("results") / f"{name}-{profile}"
+    progress = _Progress()
+    try:
+        stats = run_study(name, profile, store, workers=workers, dask=dask, progress=progress)
+    except ScenarioError as e:
+        _fail(str(e))
+    finally:
+        progress.stop()
+    page = report_study(name, store)
+    out.print(f"{stats['done']} run, {stats['skipped']} already in the store, "
+              f"{stats['failed']} failed; report: {page}", highlight=False)
+    if stats["failures"]:
+        raise typer.Exit(1)
+
+
+@study_app.command("report")
+def study_report(
+    name: Annotated[str, typer.Argument(help="study name")],
+    store_dir: Annotated[Path, typer.Argument(help="the study's result store")],
+) -> None:
+    """(Re)write a study's HTML report, CSV tables and figures from its store."""
+    from .studies.runner import report_study
+
+    try:
+        page = report_study(name, store_dir)
+    except (FileNotFoundError, ValueError, KeyError) as e:
+        _fail(str(e))
+    out.print(f"report: {page}", highlight=False)
+
+
 def _examples_dir() -> Path:
     here = Path(__file__).resolve()
     for parent in here.parents:

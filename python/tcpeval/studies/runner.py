@@ -1,0 +1,80 @@
+"""Run a study into a result store and build its report."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from ..report import _png
+from ..store import Store
+from ..sweep import Plan, plan, run_plan
+from . import get
+
+
+def plan_study(name: str, profile: str) -> tuple[Plan, dict[str, str]]:
+    """One plan with every cell of every table; returns it and cell -> run key."""
+    study = get(name)
+    specs, keys = [], {}
+    for cell, doc in study.sweeps(profile):
+        p = plan(doc, name=cell)
+        specs += p.runs
+        keys[cell] = p.runs[0].key
+    unique = list({s.key: s for s in specs}.values())
+    return Plan(name=f"{name}-{profile}", axes={}, repetitions=1, runs=unique), keys
+
+
+def run_study(name: str, profile: str, store_dir: str | Path, *, workers=None, dask=None,
+              progress=None) -> dict:
+    p, keys = plan_study(name, profile)
+    store = Store(store_dir)
+    (store.root / "study.json").write_text(json.dumps({"study": name, "profile": profile,
+                                                       "cells": keys}, indent=2))
+    return run_plan(p, store, workers=workers, dask=dask, progress=progress)
+
+
+def _summaries(store: Store, keys: dict[str, str]) -> dict[str, dict]:
+    out = {}
+    for cell, key in keys.items():
+        path = store.root / "runs" / key / "summary.json"
+        if path.exists():
+            out[cell] = json.loads(path.read_text())
+    return out
+
+
+def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = None) -> Path:
+    """Write report/index.html (self-contained), CSV tables and PNG figures."""
+    store = Store(store_dir)
+    meta_path = store.root / "study.json"
+    if not meta_path.exists():
+        raise FileNotFoundError(f"{store_dir}: no study.json (run `tcpeval study run` first)")
+    meta = json.loads(meta_path.read_text())
+    if meta["study"] != name:
+        raise ValueError(f"{store_dir} holds study {meta['study']!r}, not {name!r}")
+    study = get(name)
+    results = _summaries(store, meta["cells"])
+    rep = study.report(results, meta["profile"])
+    out = Path(out_dir) if out_dir else store.root / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    parts = [f"<h1>{html.escape(study.TITLE)}</h1>",
+             f"<p>Source: {study.SOURCE}. Profile <b>{meta['profile']}</b>; one repetition "
+             f"per cell, seed 1; {len(results)} of {len(meta['cells'])} cells finished.</p>"]
+    parts += [f"<p>{html.escape(n)}</p>" for n in rep.get("notes", [])]
+    for tname, df in rep["tables"].items():
+        df.to_csv(out / f"{tname}.csv", index=False)
+        parts.append(f"<h2>{tname}</h2>" + df.to_html(index=False, float_format="%.3f",
+                                                        na_rep="-"))
+    for fname, fig in rep.get("figures", {}).items():
+        data = _png(fig)
+        (out / f"{fname}.png").write_bytes(__import__("base64").b64decode(data))
+        parts.append(f'<figure><img alt="{fname}" src="data:image/png;base64,{data}">'
+                     f"<figcaption>{html.escape(fname)} (profile {meta['profile']}, seed 1)"
+                     "</figcaption></figure>")
+    page = ("<!doctype html><html><head><meta charset='utf-8'><title>"
+            f"{html.escape(study.TITLE)}</title><style>body{{font-family:sans-serif;"
+            "max-width:1000px;margin:2em auto}}table{{border-collapse:collapse}}"
+            "td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}"
+            "img{{max-width:100%}}</style></head><body>" + "\n".join(parts) + "</body></html>\n")
+    index = out / "index.html"
+    index.write_text(page)
+    return index
