@@ -11,9 +11,9 @@ A study module provides NAME, TITLE, SOURCE, PROFILES (smoke, quick, full), and
 
 from __future__ import annotations
 
-from . import dalton2004
+from . import bhatti2009, dalton2004
 
-STUDIES = {m.NAME: m for m in (dalton2004,)}
+STUDIES = {m.NAME: m for m in (bhatti2009, dalton2004)}
 PROFILES = ("smoke", "quick", "full")
 
 

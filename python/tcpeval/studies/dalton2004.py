@@ -143,9 +143,9 @@ def _cell_row(key, summary) -> dict:
     return {"avg_bw_mbps": bw, "avg_cwnd": cwnd}
 
 
-def report(results: dict[str, dict], profile: str) -> dict:
+def report(results: dict[str, dict], profile: str, flows_of=None) -> dict:
     """Tables laid out like the paper's, ours beside the published values.
-    `results` maps a sweep name to its run summary."""
+    `results` maps a cell name to its run summary."""
     tables = {}
     for table, cells in runs(profile).items():
         rows = []

@@ -53,7 +53,13 @@ def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = 
         raise ValueError(f"{store_dir} holds study {meta['study']!r}, not {name!r}")
     study = get(name)
     results = _summaries(store, meta["cells"])
-    rep = study.report(results, meta["profile"])
+
+    def flows_of(cell: str):
+        import pandas as pd
+
+        return pd.read_parquet(store.root / "runs" / meta["cells"][cell] / "flows.parquet")
+
+    rep = study.report(results, meta["profile"], flows_of)
     out = Path(out_dir) if out_dir else store.root / "report"
     out.mkdir(parents=True, exist_ok=True)
     parts = [f"<h1>{html.escape(study.TITLE)}</h1>",
