@@ -15,8 +15,6 @@ eq. 7); Linux-style senders (SACK, delayed ACKs) as the testbed's Linux hosts.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -37,7 +35,16 @@ PROFILES = {
     "full": {"rtts": list(range(25, 401, 25)), "buffers": [20, 40, 60, 80, 100],
              "duration": 300, "start2": 60, "from": 120, "reps": 5},
 }
-PUBLISHED = {}  # the paper gives figures only (no tables); see docs/studies/bhatti2009.md
+# The paper's figure captions: (min, mean, max, stddev or None) per variant.
+PUBLISHED = {
+    "self_flow2_mbps": {"newreno": (8.1, 25.7, 49.4, None), "bic": (8.6, 31.5, 50.1, None),
+                        "cubic": (8.6, 31.8, 53.1, None), "compound": (7.1, 31.6, 50.9, None)},
+    "flow2_nru_db": {"newreno": (-3.14, -0.36, 1.55, 0.75), "bic": (-1.50, 1.55, 2.58, 0.88),
+                     "cubic": (-1.00, 1.63, 2.56, 0.70), "compound": (-1.28, 1.66, 2.60, 0.75)},
+    "system_nru_db": {"newreno": (-0.73, -0.16, 0.18, 0.14), "bic": (-2.91, -0.91, 0.89, 0.90),
+                      "cubic": (-2.77, -0.70, 0.91, 0.81),
+                      "compound": (-2.98, -0.74, 0.99, 0.86)},
+}
 
 
 def _doc(p: dict, flow1: str, flow2: str, rtt: int, buf: int, rep: int) -> dict:
@@ -114,8 +121,10 @@ def _caption_stats(grid: pd.DataFrame) -> pd.DataFrame:
         for col in ("self_flow2_mbps", "flow2_nru_db", "system_nru_db"):
             x = g[col].dropna()
             if len(x):
+                pub = PUBLISHED[col][v]
                 out.append({"variant": v, "metric": col, "min": x.min(), "mean": x.mean(),
-                            "max": x.max(), "std": x.std(ddof=0)})
+                            "max": x.max(), "std": x.std(ddof=0), "paper_min": pub[0],
+                            "paper_mean": pub[1], "paper_max": pub[2], "paper_std": pub[3]})
     return pd.DataFrame(out)
 
 
@@ -146,6 +155,3 @@ def _heatmaps(grid: pd.DataFrame, col: str, label: str):
     fig.tight_layout()
     return fig
 
-
-def nan_to_none(x):
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
