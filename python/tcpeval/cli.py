@@ -242,6 +242,35 @@ def _compact(df):
     return out_df
 
 
+testbed_app = typer.Typer(help="The real-kernel testbed (network namespaces).",
+                          no_args_is_help=True)
+app.add_typer(testbed_app, name="testbed")
+
+
+@testbed_app.command("check")
+def testbed_check(
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON only")] = False,
+) -> None:
+    """What this kernel offers (qdiscs, netem, NFQUEUE, TUN, algorithms) and the
+    rate envelope the testbed supports."""
+    from . import testbed
+
+    caps = testbed.check()
+    if as_json:
+        sys.stdout.write(json.dumps(caps, indent=2) + "\n")
+        return
+    table = Table(title="testbed capabilities", title_justify="left")
+    table.add_column("item", justify="left")
+    table.add_column("value", justify="left")
+    for key, value in caps.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}: {v}" for k, v in value.items())
+        elif isinstance(value, list):
+            value = ", ".join(value)
+        table.add_row(key, str(value))
+    out.print(table)
+
+
 study_app = typer.Typer(help="Ready-made studies reproducing classic evaluations.",
                         no_args_is_help=True)
 app.add_typer(study_app, name="study")

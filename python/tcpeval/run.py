@@ -58,7 +58,10 @@ def run_backend(resolved: dict) -> tuple[dict, float]:
     if resolved["meta"]["backend"] == "testbed":
         from . import testbed
 
-        raw = testbed.run_engine_config(engine_config(resolved))
+        try:
+            raw = testbed.run_engine_config(engine_config(resolved))
+        except testbed.TestbedUnavailable as e:
+            raise ScenarioError(f"backend testbed: {e}") from None
     else:
         raw = simulate(engine_config(resolved))
     return raw, time.perf_counter() - t0
