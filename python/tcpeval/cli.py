@@ -110,6 +110,19 @@ def demo(
     page = run_report(result, out_dir / "report.html", title="tcpeval demo")
     print_summary(result.summary, out_dir)
     out.print(f"report: {page}", highlight=False)
+    _demo_study(out_dir.parent / "demo-study")
+
+
+def _demo_study(store: Path) -> None:
+    """The quick profile of a classic study, end to end (about 10 s)."""
+    from .studies.runner import report_study, run_study
+
+    out.print("\n[bold]study dalton2004[/] (quick profile: standard, HighSpeed and FAST TCP, "
+              "Tables I-V, 48 runs)", highlight=False)
+    stats = run_study("dalton2004", "quick", store)
+    page = report_study("dalton2004", store)
+    out.print(f"{stats['done']} run, {stats['skipped']} already in the store; "
+              f"study report: {page}", highlight=False)
 
 
 @app.command()
