@@ -346,6 +346,17 @@ def validate(data: dict) -> Scenario:
         raise ScenarioError("\n".join(_message(err) for err in e.errors())) from None
 
 
+def read_toml(path: str | Path, what: str) -> dict:
+    """A TOML file as a dict; a missing or malformed file is a ScenarioError."""
+    path = Path(path)
+    try:
+        return tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such {what} file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{path}: not valid TOML: {e}") from None
+
+
 def load_scenario(source: str | Path | dict | Scenario,
                   overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
     """Read a scenario from a TOML path, a dict or a model, apply `key=value`
@@ -355,13 +366,7 @@ def load_scenario(source: str | Path | dict | Scenario,
     elif isinstance(source, dict):
         data = copy.deepcopy(source)
     else:
-        path = Path(source)
-        try:
-            data = tomllib.loads(path.read_text())
-        except FileNotFoundError:
-            raise ScenarioError(f"{path}: no such scenario file") from None
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(f"{path}: not valid TOML: {e}") from None
+        data = read_toml(source, "scenario")
     for item in overrides:
         apply_override(data, item)
     return validate(data)

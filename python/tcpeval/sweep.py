@@ -20,14 +20,13 @@ import hashlib
 import itertools
 import json
 import os
-import tomllib
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .scenario import ScenarioError, apply_override, load_scenario, resolve
+from .scenario import ScenarioError, apply_override, load_scenario, read_toml, resolve
 
 
 @dataclass
@@ -110,14 +109,8 @@ def plan(source: str | Path | dict, name: str | None = None) -> Plan:
     if isinstance(source, dict):
         data, name = copy.deepcopy(source), name or "sweep"
     else:
-        path = Path(source)
-        try:
-            data = tomllib.loads(path.read_text())
-        except FileNotFoundError:
-            raise ScenarioError(f"{path}: no such sweep file") from None
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(f"{path}: not valid TOML: {e}") from None
-        name = name or path.stem
+        data = read_toml(source, "sweep")
+        name = name or Path(source).stem
     sweep = data.pop("sweep", {})
     if not isinstance(sweep, dict):
         raise ScenarioError("sweep: must be a table of axes")

@@ -46,11 +46,7 @@ fn reverse_traffic_lowers_a_fast_flows_throughput() {
     let base = || dumbbell(100e6, 50, 1.0, 60, vec![fast(20.0, 50, 0.0)]);
     let alone = run_checked(base());
     let mut cfg = base();
-    for i in 0..2 {
-        let mut rev = flow("reno", 50, 1.0 + i as f64);
-        rev.direction = "reverse".into();
-        cfg.flows.push(rev);
-    }
+    add_reverse_reno(&mut cfg, 2, 50);
     let mixed = run_checked(cfg);
     let (a, b) = (goodput_mbps(&alone, 0, 20.0, 60.0), goodput_mbps(&mixed, 0, 20.0, 60.0));
     assert!(b < 0.8 * a, "FAST goodput {a:.1} alone vs {b:.1} with reverse traffic");

@@ -118,11 +118,7 @@ fn reverse_flows_load_the_ack_path_and_compress_acks() {
     let base = || dumbbell(100e6, 50, 1.0, 40, vec![flow("reno", 50, 0.0)]);
     let alone = run_checked(base());
     let mut cfg = base();
-    for i in 0..2 {
-        let mut rev = flow("reno", 50, 1.0 + i as f64);
-        rev.direction = "reverse".into();
-        cfg.flows.push(rev);
-    }
+    add_reverse_reno(&mut cfg, 2, 50);
     let mixed = run_checked(cfg);
     let rev_link = mixed.links.iter().find(|l| l.name == "reverse").unwrap();
     assert!(rev_link.tx_data_packets > 100_000, "reverse data crosses the reverse bottleneck");

@@ -27,15 +27,44 @@ pub struct Vegas {
     gamma: u32,
     beg_snd_nxt: u64,
     doing_vegas_now: bool,
-    cnt_rtt: u32,
-    min_rtt: Time,
-    base_rtt: Time,
+    rtts: RttRound,
     reno: Reno,
 }
 
 impl Default for Vegas {
     fn default() -> Self {
-        Vegas { alpha: ALPHA, beta: BETA, gamma: GAMMA, beg_snd_nxt: 0, doing_vegas_now: true, cnt_rtt: 0, min_rtt: Time::MAX, base_rtt: Time::MAX, reno: Reno }
+        Vegas { alpha: ALPHA, beta: BETA, gamma: GAMMA, beg_snd_nxt: 0, doing_vegas_now: true, rtts: RttRound::default(), reno: Reno }
+    }
+}
+
+/// RTT samples of the current round, as Vegas keeps them (Linux
+/// `tcp_vegas_pkts_acked`): the lifetime minimum, the round's minimum and count.
+#[derive(Clone, Debug)]
+pub struct RttRound {
+    pub base: Time,
+    pub min: Time,
+    pub count: u32,
+}
+
+impl Default for RttRound {
+    fn default() -> Self {
+        RttRound { base: Time::MAX, min: Time::MAX, count: 0 }
+    }
+}
+
+impl RttRound {
+    pub fn sample(&mut self, rtt: Time) {
+        // Linux adds 1 us so that a zero RTT is never taken for "no sample".
+        let vrtt = rtt + US;
+        self.base = self.base.min(vrtt);
+        self.min = self.min.min(vrtt);
+        self.count += 1;
+    }
+
+    /// Start a new round (the lifetime minimum is kept).
+    pub fn next_round(&mut self) {
+        self.min = Time::MAX;
+        self.count = 0;
     }
 }
 
@@ -63,16 +92,15 @@ impl Vegas {
     fn enable(&mut self, s: &CcState) {
         self.doing_vegas_now = true;
         self.beg_snd_nxt = s.snd_nxt;
-        self.cnt_rtt = 0;
-        self.min_rtt = Time::MAX;
+        self.rtts.next_round();
     }
 
     /// The once-per-RTT adjustment.
     fn adjust(&mut self, s: &mut CcState, acked: u32) {
-        let rtt = self.min_rtt;
-        let diff = queued_packets(s.cwnd, rtt, self.base_rtt);
+        let (rtt, base) = (self.rtts.min, self.rtts.base);
+        let diff = queued_packets(s.cwnd, rtt, base);
         if diff > self.gamma as u64 && s.in_slow_start() {
-            let target = (s.cwnd as u64 * self.base_rtt / rtt.max(1)) as u32;
+            let target = (s.cwnd as u64 * base / rtt.max(1)) as u32;
             s.cwnd = s.cwnd.min(target + 1);
             s.ssthresh = s.ssthresh.min(s.cwnd - 1);
         } else if s.in_slow_start() {
@@ -88,13 +116,13 @@ impl Vegas {
     }
 
     pub fn base_rtt(&self) -> Time {
-        self.base_rtt
+        self.rtts.base
     }
 }
 
 impl CongestionOps for Vegas {
     fn init(&mut self, s: &mut CcState) {
-        self.base_rtt = Time::MAX;
+        self.rtts = RttRound::default();
         self.enable(s);
     }
 
@@ -109,25 +137,21 @@ impl CongestionOps for Vegas {
         }
         if s.snd_una > self.beg_snd_nxt {
             self.beg_snd_nxt = s.snd_nxt;
-            if self.cnt_rtt <= 2 {
+            if self.rtts.count <= 2 {
                 self.reno.cong_avoid(s, acked);
             } else {
                 self.adjust(s, acked);
             }
-            self.cnt_rtt = 0;
-            self.min_rtt = Time::MAX;
+            self.rtts.next_round();
         } else if s.in_slow_start() {
             slow_start(s, acked);
         }
     }
 
     fn pkts_acked(&mut self, _s: &mut CcState, sample: &AckSample) {
-        let Some(rtt) = sample.rtt else { return };
-        // Linux adds 1 us so that a zero RTT is never taken for "no sample".
-        let vrtt = rtt + US;
-        self.base_rtt = self.base_rtt.min(vrtt);
-        self.min_rtt = self.min_rtt.min(vrtt);
-        self.cnt_rtt += 1;
+        if let Some(rtt) = sample.rtt {
+            self.rtts.sample(rtt);
+        }
     }
 
     fn set_state(&mut self, s: &mut CcState, state: CaState) {
@@ -154,7 +178,7 @@ mod tests {
     fn in_ca(cwnd: u32, base: Time, rtt: Time) -> Harness<Vegas> {
         let mut h = Harness::new(Vegas::default(), cwnd);
         h.s.ssthresh = 2;
-        h.cc.base_rtt = base;
+        h.cc.rtts.base = base;
         h.rtt = rtt;
         h
     }

@@ -9,7 +9,7 @@
 
 use super::params::Params;
 use super::{after_slow_start, cong_avoid_ai, AckSample, CaState, CcState, CongestionOps};
-use crate::time::{Time, US};
+use super::vegas::RttRound;
 use serde_json::{Map, Value};
 
 /// Linux TCP_YEAH_* constants.
@@ -24,9 +24,7 @@ const SCALABLE_AI_CNT: u32 = 100;
 
 #[derive(Clone, Debug)]
 pub struct Yeah {
-    base_rtt: Time,
-    min_rtt: Time,
-    cnt_rtt: u32,
+    rtts: RttRound,
     beg_snd_nxt: u64,
     doing_vegas: bool,
     last_q: u32,
@@ -39,9 +37,7 @@ impl Yeah {
     pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
         Params::new("yeah", map, &[])?;
         Ok(Yeah {
-            base_rtt: Time::MAX,
-            min_rtt: Time::MAX,
-            cnt_rtt: 0,
+            rtts: RttRound::default(),
             beg_snd_nxt: 0,
             doing_vegas: true,
             last_q: 0,
@@ -57,9 +53,9 @@ impl Yeah {
 
     /// The once-per-RTT mode decision (and precautionary decongestion).
     fn per_rtt(&mut self, s: &mut CcState) {
-        let rtt = self.min_rtt;
-        let queue = (s.cwnd as u64 * rtt.saturating_sub(self.base_rtt) / rtt.max(1)) as u32;
-        if queue as u64 > ALPHA || rtt.saturating_sub(self.base_rtt) > self.base_rtt / PHY {
+        let (rtt, base) = (self.rtts.min, self.rtts.base);
+        let queue = (s.cwnd as u64 * rtt.saturating_sub(base) / rtt.max(1)) as u32;
+        if queue as u64 > ALPHA || rtt.saturating_sub(base) > base / PHY {
             if queue as u64 > ALPHA && s.cwnd > self.reno_count {
                 let reduction = (queue / GAMMA).min(s.cwnd >> EPSILON);
                 s.cwnd = (s.cwnd - reduction).max(self.reno_count);
@@ -103,21 +99,18 @@ impl CongestionOps for Yeah {
             cong_avoid_ai(s, w, acked);
         }
         if s.snd_una > self.beg_snd_nxt {
-            if self.cnt_rtt > 2 && self.doing_vegas {
+            if self.rtts.count > 2 && self.doing_vegas {
                 self.per_rtt(s);
             }
             self.beg_snd_nxt = s.snd_nxt;
-            self.cnt_rtt = 0;
-            self.min_rtt = Time::MAX;
+            self.rtts.next_round();
         }
     }
 
     fn pkts_acked(&mut self, _s: &mut CcState, sample: &AckSample) {
-        let Some(rtt) = sample.rtt else { return };
-        let vrtt = rtt + US;
-        self.base_rtt = self.base_rtt.min(vrtt);
-        self.min_rtt = self.min_rtt.min(vrtt);
-        self.cnt_rtt += 1;
+        if let Some(rtt) = sample.rtt {
+            self.rtts.sample(rtt);
+        }
     }
 
     fn set_state(&mut self, s: &mut CcState, state: CaState) {
@@ -125,8 +118,7 @@ impl CongestionOps for Yeah {
         self.doing_vegas = state == CaState::Open;
         if self.doing_vegas {
             self.beg_snd_nxt = s.snd_nxt;
-            self.cnt_rtt = 0;
-            self.min_rtt = Time::MAX;
+            self.rtts.next_round();
         }
     }
 }
@@ -153,7 +145,7 @@ mod tests {
     fn a_long_queue_triggers_decongestion_and_slow_mode() {
         let mut h = Harness::new(yeah(), 1000);
         h.s.ssthresh = 10;
-        h.cc.base_rtt = 100 * MS;
+        h.cc.rtts.base = 100 * MS;
         h.rtt = 120 * MS; // Q = 1000 * 20 / 120 = 166 > 80
         h.ack_round();
         h.ack_round();

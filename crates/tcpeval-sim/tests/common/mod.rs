@@ -85,3 +85,13 @@ pub fn mean_queue(r: &SimResult, from_s: f64) -> f64 {
         .collect();
     rows.iter().sum::<f64>() / rows.len() as f64
 }
+
+/// Add `n` reverse Reno flows (data over the reverse bottleneck), started 1 s apart
+/// from 1 s.
+pub fn add_reverse_reno(cfg: &mut Config, n: usize, rtt_ms: u64) {
+    for i in 0..n {
+        let mut rev = flow("reno", rtt_ms, 1.0 + i as f64);
+        rev.direction = "reverse".into();
+        cfg.flows.push(rev);
+    }
+}
