@@ -6,7 +6,7 @@ VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.tcpeval-setup
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: setup demo test test-rust test-python bench lint validate clean
+.PHONY: setup demo test test-rust test-python bench lint validate validate-studies clean
 
 setup: $(STAMP)
 
@@ -45,6 +45,10 @@ lint: setup
 # rewrites docs/validation.md and docs/validation/*.png (several minutes).
 validate: setup
 	$(VPY) -m tcpeval.validation --workers 2
+
+# Headline qualitative results of the studies on their quick profiles (minutes).
+validate-studies: setup
+	$(VENV)/bin/pytest python/validate_studies
 
 clean:
 	rm -rf target $(VENV)
