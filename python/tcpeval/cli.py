@@ -284,6 +284,16 @@ def testbed_check(
     out.print(table)
 
 
+@testbed_app.command("cleanup")
+def testbed_cleanup() -> None:
+    """Remove leftovers of testbed runs (namespaces named tcpe-*), nothing else."""
+    from . import testbed
+
+    removed = testbed.cleanup()
+    out.print(f"removed {len(removed)} namespace(s): {', '.join(removed) or '-'}",
+              highlight=False)
+
+
 study_app = typer.Typer(help="Ready-made studies reproducing classic evaluations.",
                         no_args_is_help=True)
 app.add_typer(study_app, name="study")

@@ -63,3 +63,26 @@ def test_cli_check_json():
                        capture_output=True, text=True)
     assert p.returncode == 0
     assert "congestion_controls" in json.loads(p.stdout)
+
+
+@needs_root
+def test_cleanup_removes_only_its_own_namespaces():
+    import uuid
+
+    mine, other = f"tcpe-test-{uuid.uuid4().hex[:6]}", f"other-{uuid.uuid4().hex[:6]}"
+    for ns in (mine, other):
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        p = subprocess.run([sys.executable, "-m", "tcpeval.cli", "testbed", "cleanup"],
+                           capture_output=True, text=True)
+        assert p.returncode == 0 and mine in p.stdout
+        left = testbed.namespaces()
+        assert mine not in left and other in left
+    finally:
+        for ns in (mine, other):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_cleanup_refuses_a_foreign_prefix():
+    with pytest.raises(ValueError, match="refusing"):
+        testbed.cleanup("x")

@@ -139,6 +139,28 @@ def refuse_reason(config: dict, caps: dict | None = None) -> str | None:
     return None
 
 
+PREFIX = "tcpe-"
+
+
+def namespaces() -> list[str]:
+    """Network namespace names on this machine."""
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def cleanup(prefix: str = PREFIX) -> list[str]:
+    """Remove leftovers of tcpeval runs (after a SIGKILL): every network namespace
+    whose name starts with the testbed's prefix, and nothing else. Returns the
+    names removed."""
+    if not prefix.startswith(PREFIX):
+        raise ValueError(f"refusing to clean namespaces outside the {PREFIX!r} prefix")
+    removed = []
+    for ns in namespaces():
+        if ns.startswith(prefix) and _run("ip", "netns", "del", ns):
+            removed.append(ns)
+    return removed
+
+
 def run_engine_config(config: dict) -> dict:
     """Run an engine config on the kernel. Not implemented yet: refuses with the
     reason, or says that running is not available."""
