@@ -6,7 +6,7 @@ VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.tcpeval-setup
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: setup demo test test-rust test-python bench lint validate validate-studies clean
+.PHONY: setup demo test test-rust test-python browser bench lint validate validate-studies clean
 
 setup: $(STAMP)
 
@@ -30,8 +30,15 @@ test: setup test-rust test-python
 test-rust:
 	cargo test --workspace --exclude tcpeval-py -q
 
-test-python: setup
+test-python: setup browser
 	$(VENV)/bin/pytest python/tests
+
+# Reports are checked in headless Chromium (Debian's package). Installed when
+# missing and possible (root with apt); otherwise those tests skip and say why.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
+		>/dev/null 2>&1 || echo "chromium not installed: browser tests will skip"; }
 
 bench:
 	cargo run --release -q -p tcpeval-sim --example bench
