@@ -16,24 +16,36 @@ use serde_json::{Map, Value};
 /// Fixed point as Linux: alpha << 7, beta << 6.
 const ALPHA_SHIFT: u32 = 7;
 const ALPHA_SCALE: u64 = 1 << ALPHA_SHIFT;
-const ALPHA_MIN: u64 = 3 * ALPHA_SCALE / 10;
-const ALPHA_MAX: u64 = 10 * ALPHA_SCALE;
-const ALPHA_BASE: u64 = ALPHA_SCALE;
 const BETA_SHIFT: u32 = 6;
 const BETA_SCALE: u64 = 1 << BETA_SHIFT;
-const BETA_MIN: u64 = BETA_SCALE / 8;
-const BETA_MAX: u64 = BETA_SCALE / 2;
-const BETA_BASE: u64 = BETA_MAX;
-/// Linux RTT_MAX: samples are capped near 3.3 s.
-const RTT_MAX_US: u64 = u32::MAX as u64 / ALPHA_MAX;
-/// Linux module parameters.
-const WIN_THRESH: u32 = 15;
-const THETA: u32 = 5;
+/// Linux `ALPHA_MIN` ((3 * 128) / 10 = 38, i.e. 0.297) and `ALPHA_MAX` (10.0):
+/// the additive increase per RTT at the largest and smallest queueing delay.
+pub const ALPHA_MIN: f64 = 0.3;
+pub const ALPHA_MAX: f64 = 10.0;
+/// Linux `ALPHA_BASE` (1.0): Reno's increase, below win_thresh and after a timeout.
+const ALPHA_BASE: u64 = ALPHA_SCALE;
+/// Linux `BETA_MIN` (1/8) and `BETA_MAX` (1/2): the decrease fraction at small
+/// and large queueing delay; `BETA_BASE` = BETA_MAX.
+pub const BETA_MIN: f64 = 0.125;
+pub const BETA_MAX: f64 = 0.5;
+/// Linux module parameters `win_thresh` (the paper uses 10) and `theta`.
+pub const WIN_THRESH: u32 = 15;
+pub const THETA: u32 = 5;
+
+pub const PARAMS: &[&str] = &["alpha_min", "alpha_max", "beta_min", "beta_max", "win_thresh", "theta"];
 
 #[derive(Clone, Debug)]
 pub struct Illinois {
     win_thresh: u32,
     theta: u32,
+    /// Fixed-point bounds (alpha << 7, beta << 6).
+    alpha_min: u64,
+    alpha_max: u64,
+    beta_min: u64,
+    beta_max: u64,
+    /// Linux `RTT_MAX` (U32_MAX / ALPHA_MAX us, about 3.3 s): longer samples are
+    /// capped so the alpha arithmetic stays within 32 bits.
+    rtt_max_us: u64,
     sum_rtt: u64,
     cnt_rtt: u64,
     base_rtt: u64,
@@ -48,17 +60,32 @@ pub struct Illinois {
 
 impl Illinois {
     pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        let p = Params::new("illinois", map, &["win_thresh", "theta"])?;
+        let p = Params::new("illinois", map, PARAMS)?;
+        let alpha_min = (p.f64_in("alpha_min", ALPHA_MIN, 1.0 / ALPHA_SCALE as f64, 100.0)? * ALPHA_SCALE as f64) as u64;
+        let alpha_max = (p.f64_in("alpha_max", ALPHA_MAX, 1.0 / ALPHA_SCALE as f64, 100.0)? * ALPHA_SCALE as f64) as u64;
+        let beta_min = (p.f64_in("beta_min", BETA_MIN, 0.0, 1.0)? * BETA_SCALE as f64) as u64;
+        let beta_max = (p.f64_in("beta_max", BETA_MAX, 0.0, 1.0)? * BETA_SCALE as f64) as u64;
+        if alpha_min > alpha_max {
+            return Err("params.alpha_min: must not exceed params.alpha_max".into());
+        }
+        if beta_min > beta_max {
+            return Err("params.beta_min: must not exceed params.beta_max".into());
+        }
         Ok(Illinois {
             win_thresh: p.u32("win_thresh", WIN_THRESH)?,
             theta: p.u32("theta", THETA)?,
+            alpha_min,
+            alpha_max,
+            beta_min,
+            beta_max,
+            rtt_max_us: u32::MAX as u64 / alpha_max,
             sum_rtt: 0,
             cnt_rtt: 0,
             base_rtt: u64::MAX,
             max_rtt: 0,
             end_seq: 0,
-            alpha: ALPHA_MAX,
-            beta: BETA_BASE,
+            alpha: alpha_max,
+            beta: beta_max,
             acked: 0,
             rtt_above: false,
             rtt_low: 0,
@@ -73,6 +100,14 @@ impl Illinois {
         self.beta as f64 / BETA_SCALE as f64
     }
 
+    /// The delays alpha and beta are chosen from (microseconds): the largest
+    /// queueing delay seen (max RTT - base RTT) and that of the current round so
+    /// far (its average RTT - base RTT).
+    pub fn queueing_delays_us(&self) -> (u64, Option<u64>) {
+        let dm = self.max_rtt.saturating_sub(self.base_rtt);
+        (dm, self.sum_rtt.checked_div(self.cnt_rtt).map(|a| a.saturating_sub(self.base_rtt)))
+    }
+
     fn rtt_reset(&mut self, s: &CcState) {
         self.end_seq = s.snd_nxt;
         self.cnt_rtt = 0;
@@ -84,7 +119,7 @@ impl Illinois {
         let d1 = dm / 100;
         if da <= d1 {
             if !self.rtt_above {
-                return ALPHA_MAX;
+                return self.alpha_max;
             }
             self.rtt_low += 1;
             if self.rtt_low < self.theta {
@@ -92,35 +127,36 @@ impl Illinois {
             }
             self.rtt_low = 0;
             self.rtt_above = false;
-            return ALPHA_MAX;
+            return self.alpha_max;
         }
         self.rtt_above = true;
         let (dm, da) = (dm - d1, da - d1);
-        (dm * ALPHA_MAX) / (dm + da * (ALPHA_MAX - ALPHA_MIN) / ALPHA_MIN)
+        (dm * self.alpha_max) / (dm + da * (self.alpha_max - self.alpha_min) / self.alpha_min)
     }
 
     /// Linux `beta()`.
-    fn beta_for(da: u64, dm: u64) -> u64 {
+    fn beta_for(&self, da: u64, dm: u64) -> u64 {
+        let (bmin, bmax) = (self.beta_min, self.beta_max);
         let d2 = dm / 10;
         if da <= d2 {
-            return BETA_MIN;
+            return bmin;
         }
         let d3 = 8 * dm / 10;
         if da >= d3 || d3 <= d2 {
-            return BETA_MAX;
+            return bmax;
         }
-        (BETA_MIN * d3 - BETA_MAX * d2 + (BETA_MAX - BETA_MIN) * da) / (d3 - d2)
+        (bmin * d3 + (bmax - bmin) * da - bmax * d2) / (d3 - d2)
     }
 
     fn update_params(&mut self, s: &CcState) {
         if s.cwnd < self.win_thresh {
             self.alpha = ALPHA_BASE;
-            self.beta = BETA_BASE;
+            self.beta = self.beta_max;
         } else if let Some(avg) = self.sum_rtt.checked_div(self.cnt_rtt) {
             let dm = self.max_rtt.saturating_sub(self.base_rtt);
             let da = avg.saturating_sub(self.base_rtt);
             self.alpha = self.alpha_for(da, dm);
-            self.beta = Self::beta_for(da, dm);
+            self.beta = self.beta_for(da, dm);
         }
         self.rtt_reset(s);
     }
@@ -155,7 +191,7 @@ impl CongestionOps for Illinois {
     fn pkts_acked(&mut self, _s: &mut CcState, sample: &AckSample) {
         self.acked = sample.acked;
         let Some(rtt) = sample.rtt else { return };
-        let rtt = (rtt / US).min(RTT_MAX_US);
+        let rtt = (rtt / US).min(self.rtt_max_us);
         self.base_rtt = self.base_rtt.min(rtt);
         self.max_rtt = self.max_rtt.max(rtt);
         self.cnt_rtt += 1;
@@ -165,7 +201,7 @@ impl CongestionOps for Illinois {
     fn set_state(&mut self, s: &mut CcState, state: CaState) {
         if state == CaState::Loss {
             self.alpha = ALPHA_BASE;
-            self.beta = BETA_BASE;
+            self.beta = self.beta_max;
             self.rtt_low = 0;
             self.rtt_above = false;
             self.rtt_reset(s);
@@ -173,52 +209,99 @@ impl CongestionOps for Illinois {
     }
 }
 
-/// A delay in microseconds, for tests.
-#[cfg(test)]
-fn us(t: crate::time::Time) -> u64 {
-    t / US
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::MS;
+    use crate::cc::harness::Harness;
 
     fn ill() -> Illinois {
         Illinois::from_params(&Map::new()).unwrap()
     }
 
+    /// 100 ms of queueing delay, in microseconds.
+    const DM: u64 = 100_000;
+
+    #[test]
+    fn fixed_point_constants_match_linux() {
+        let c = ill();
+        // ALPHA_MIN = (3 * 128) / 10 = 38, ALPHA_MAX = 1280, BETA 8..32 (<< 6),
+        // RTT_MAX = U32_MAX / 1280 us.
+        assert_eq!((c.alpha_min, c.alpha_max, c.beta_min, c.beta_max), (38, 1280, 8, 32));
+        assert_eq!(c.rtt_max_us, 3_355_443);
+    }
+
     #[test]
     fn alpha_falls_from_ten_to_point_three_as_delay_rises() {
-        let dm = us(100 * MS);
         let mut c = ill();
-        assert_eq!(c.alpha_for(0, dm), ALPHA_MAX); // no queueing yet: 10
-        // At da = dm: alpha = AMAX / (1 + (AMAX - AMIN)/AMIN) = AMIN (0.3).
-        assert!(c.alpha_for(dm, dm).abs_diff(ALPHA_MIN) <= 1);
-        let mid = c.alpha_for(dm / 2, dm);
-        assert!(mid > ALPHA_MIN && mid < ALPHA_MAX / 10, "alpha at half the delay {mid}");
+        assert_eq!(c.alpha_for(0, DM), 1280); // no queueing yet: 10
+        // d1 = 1000 us; dm' = 99000; at da = dm: 99000 * 1280 /
+        // (99000 + 99000 * 1242 / 38 = 3235736) = 126720000 / 3334736 = 38 (0.3).
+        assert_eq!(c.alpha_for(DM, DM), 38);
+        // At da = dm/2: da' = 49000, 49000 * 1242 / 38 = 1601526:
+        // 126720000 / 1700526 = 74 (0.58).
+        assert_eq!(c.alpha_for(DM / 2, DM), 74);
     }
 
     #[test]
     fn alpha_recovers_only_after_theta_low_delay_rounds() {
-        let dm = us(100 * MS);
         let mut c = ill();
-        c.alpha = c.alpha_for(dm / 2, dm); // delay was high
-        let high = c.alpha;
+        c.alpha = c.alpha_for(DM / 2, DM); // delay was high: 74
         for _ in 0..4 {
-            c.alpha = c.alpha_for(0, dm);
-            assert_eq!(c.alpha, high);
+            c.alpha = c.alpha_for(0, DM);
+            assert_eq!(c.alpha, 74);
         }
-        c.alpha = c.alpha_for(0, dm);
-        assert_eq!(c.alpha, ALPHA_MAX);
+        c.alpha = c.alpha_for(0, DM); // the 5th (theta) low-delay round
+        assert_eq!(c.alpha, 1280);
     }
 
     #[test]
     fn beta_rises_from_one_eighth_to_one_half() {
-        let dm = us(100 * MS);
-        assert_eq!(Illinois::beta_for(dm / 20, dm), BETA_MIN);
-        assert_eq!(Illinois::beta_for(9 * dm / 10, dm), BETA_MAX);
-        // Halfway between d2 = dm/10 and d3 = 0.8 dm: (8 + 32) / 2 = 20, i.e. 0.3125.
-        assert_eq!(Illinois::beta_for(45 * dm / 100, dm), (BETA_MIN + BETA_MAX) / 2);
+        let c = ill();
+        assert_eq!(c.beta_for(DM / 20, DM), 8); // below d2 = dm/10: 1/8
+        assert_eq!(c.beta_for(9 * DM / 10, DM), 32); // above d3 = 0.8 dm: 1/2
+        // Between: (8 * 80000 + 24 * 45000 - 32 * 10000) / 70000 = 20 (0.3125).
+        assert_eq!(c.beta_for(45 * DM / 100, DM), 20);
+    }
+
+    #[test]
+    fn increase_is_alpha_per_rtt_and_decrease_beta() {
+        // No queueing (every RTT equal): the first ACK of the round sets alpha =
+        // 10, beta = 1/8. cwnd c grows once 10 cnt >= c: +1 after 10 ACKs at 100,
+        // then after 11 at 101..110: 10 + 8 * 11 = 98 ACKs reach 109.
+        let mut h = Harness::new(ill(), 100);
+        h.s.ssthresh = 10;
+        h.ack_round();
+        assert_eq!((h.s.cwnd, h.cc.alpha(), h.cc.beta()), (109, 10.0, 0.125));
+        // ssthresh = 109 - (109 * 8 >> 6) = 109 - 13 = 96.
+        assert_eq!(h.lose(), 96);
+    }
+
+    #[test]
+    fn reno_below_win_thresh_and_after_a_timeout() {
+        // cwnd 10 < 15: alpha 1, beta 1/2: +1 per window, ssthresh 11 - 5 = 6.
+        let mut h = Harness::new(ill(), 10);
+        h.s.ssthresh = 2;
+        h.ack_round();
+        assert_eq!((h.s.cwnd, h.cc.alpha(), h.cc.beta()), (11, 1.0, 0.5));
+        assert_eq!(h.lose(), 6);
+        let mut h = Harness::new(ill(), 100);
+        h.s.ssthresh = 10;
+        h.ack_round(); // alpha 10, beta 1/8
+        h.timeout();
+        assert_eq!((h.cc.alpha(), h.cc.beta()), (1.0, 0.5));
+    }
+
+    #[test]
+    fn ranges_are_parameters() {
+        let mut p = Map::new();
+        p.insert("alpha_max".into(), 5.0.into());
+        p.insert("beta_min".into(), 0.25.into());
+        let c = Illinois::from_params(&p).unwrap();
+        assert_eq!((c.alpha_max, c.beta_min), (640, 16));
+        p.insert("beta_max".into(), 0.2.into());
+        assert!(Illinois::from_params(&p).unwrap_err().contains("params.beta_min"));
+        let mut p = Map::new();
+        p.insert("gamma".into(), 1.into());
+        assert!(Illinois::from_params(&p).unwrap_err().contains("alpha_min"));
     }
 }

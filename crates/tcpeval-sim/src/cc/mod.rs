@@ -21,6 +21,7 @@ pub mod cubic;
 pub mod fast;
 pub mod harness;
 pub mod highspeed;
+pub mod hstcp_lp;
 pub mod htcp;
 pub mod illinois;
 pub mod lp;
@@ -37,9 +38,10 @@ pub use compound::Compound;
 pub use cubic::Cubic;
 pub use fast::Fast;
 pub use highspeed::HighSpeed;
+pub use hstcp_lp::HstcpLp;
 pub use htcp::Htcp;
 pub use illinois::Illinois;
-pub use lp::{HstcpLp, Lp};
+pub use lp::Lp;
 pub use reno::Reno;
 pub use scalable::Scalable;
 pub use vegas::Vegas;
@@ -238,7 +240,7 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
 
 /// Names accepted in scenarios, with aliases.
 pub const ALGORITHMS: &[&str] =
-    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "compound", "ctcp", "lp", "hstcplp", "westwood", "illinois", "yeah", "bbr"];
+    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "compound", "ctcp", "lp", "tcplp", "hstcplp", "hstcp-lp", "westwood", "westwoodplus", "illinois", "yeah", "bbr"];
 
 /// An algorithm instance; enum dispatch keeps per-flow state inline.
 #[derive(Clone, Debug)]
@@ -276,9 +278,9 @@ impl Cc {
             "bic" => Ok(Cc::Bic(Bic::from_params(params)?)),
             "vegas" => Ok(Cc::Vegas(Vegas::from_params(params)?)),
             "fast" => Ok(Cc::Fast(Fast::from_params(params)?)),
-            "lp" => Ok(Cc::Lp(Lp::from_params(params)?)),
-            "hstcplp" => Ok(Cc::HstcpLp(HstcpLp::from_params(params)?)),
-            "westwood" => Ok(Cc::Westwood(Westwood::from_params(params)?)),
+            "lp" | "tcplp" => Ok(Cc::Lp(Lp::from_params(params)?)),
+            "hstcplp" | "hstcp-lp" => Ok(Cc::HstcpLp(HstcpLp::from_params(params)?)),
+            "westwood" | "westwoodplus" => Ok(Cc::Westwood(Westwood::from_params(params)?)),
             "compound" | "ctcp" => Ok(Cc::Compound(Compound::from_params(params)?)),
             "illinois" => Ok(Cc::Illinois(Illinois::from_params(params)?)),
             "bbr" => Ok(Cc::Bbr(Bbr::from_params(params)?)),

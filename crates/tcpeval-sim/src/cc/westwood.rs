@@ -11,13 +11,20 @@ use super::{AckSample, CaEvent, CcState, CongestionOps};
 use crate::time::{Time, MS, SEC};
 use serde_json::{Map, Value};
 
-/// Linux TCP_WESTWOOD_RTT_MIN: the shortest sampling window.
-const RTT_WINDOW_MIN: Time = 50 * MS;
-/// Linux TCP_WESTWOOD_INIT_RTT (20 s) until a sample arrives.
-const INIT_RTT: Time = 20 * SEC;
+/// Linux `TCP_WESTWOOD_RTT_MIN` (HZ/20): the shortest sampling window, so that
+/// short RTTs (LANs) do not give bandwidth samples over tiny intervals.
+pub const RTT_WINDOW_MIN: Time = 50 * MS;
+/// Linux `TCP_WESTWOOD_INIT_RTT` (20 s): the RTT assumed until a sample arrives.
+pub const INIT_RTT: Time = 20 * SEC;
+/// Linux `westwood_do_filter`: each stage keeps 7/8 of its value.
+const FILTER_KEEP: f64 = 7.0;
+const FILTER_DIV: f64 = 8.0;
+
+pub const PARAMS: &[&str] = &["rtt_window_min_s"];
 
 #[derive(Clone, Debug)]
 pub struct Westwood {
+    window_min: Time,
     /// Bandwidth estimates in bytes per second (first and second filter stage).
     bw_ns_est: f64,
     bw_est: f64,
@@ -31,8 +38,10 @@ pub struct Westwood {
 
 impl Westwood {
     pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        Params::new("westwood", map, &[])?;
+        let p = Params::new("westwood", map, PARAMS)?;
+        let window_min = p.f64_in("rtt_window_min_s", RTT_WINDOW_MIN as f64 / SEC as f64, 0.0, 10.0)?;
         Ok(Westwood {
+            window_min: (window_min * SEC as f64) as Time,
             bw_ns_est: 0.0,
             bw_est: 0.0,
             window_start: 0,
@@ -64,8 +73,8 @@ impl Westwood {
             self.bw_ns_est = sample;
             self.bw_est = sample;
         } else {
-            self.bw_ns_est = (7.0 * self.bw_ns_est + sample) / 8.0;
-            self.bw_est = (7.0 * self.bw_est + self.bw_ns_est) / 8.0;
+            self.bw_ns_est = (FILTER_KEEP * self.bw_ns_est + sample) / FILTER_DIV;
+            self.bw_est = (FILTER_KEEP * self.bw_est + self.bw_ns_est) / FILTER_DIV;
         }
     }
 }
@@ -84,11 +93,11 @@ impl CongestionOps for Westwood {
     }
 
     fn pkts_acked(&mut self, s: &mut CcState, sample: &AckSample) {
-        if let Some(rtt) = sample.rtt {
-            self.rtt = rtt;
-        }
+        // Linux `tcp_westwood_ack` (the in_ack_event hook, which runs before
+        // pkts_acked): close the sampling window if max(RTT, 50 ms) has passed,
+        // count the data, update RTTmin, all with the previous ACK's RTT.
         let elapsed = s.now.saturating_sub(self.window_start);
-        if elapsed > self.rtt.max(RTT_WINDOW_MIN) {
+        if elapsed > self.rtt.max(self.window_min) {
             self.filter(elapsed);
             self.bytes_in_window = 0;
             self.window_start = s.now;
@@ -98,6 +107,10 @@ impl CongestionOps for Westwood {
         self.bytes_in_window += sample.acked as u64 * s.mss as u64;
         self.rtt_min = if self.reset_rtt_min { self.rtt } else { self.rtt_min.min(self.rtt) };
         self.reset_rtt_min = false;
+        // Linux `tcp_westwood_pkts_acked`: remember this ACK's RTT sample.
+        if let Some(rtt) = sample.rtt {
+            self.rtt = rtt;
+        }
     }
 
     fn cwnd_event(&mut self, s: &mut CcState, event: CaEvent) {
@@ -120,11 +133,53 @@ mod tests {
     use super::*;
     use crate::cc::harness::Harness;
 
+    fn westwood() -> Westwood {
+        Westwood::from_params(&Map::new()).unwrap()
+    }
+
+    fn ack(w: &mut Westwood, s: &mut CcState, at: Time, pkts: u32, rtt: Time) {
+        s.now = at;
+        w.pkts_acked(s, &AckSample { acked: pkts, rtt: Some(rtt), ..Default::default() });
+    }
+
+    #[test]
+    fn two_stage_filter_first_sample_fills_both() {
+        let mut w = westwood();
+        w.bytes_in_window = 1000;
+        w.filter(SEC); // 1000 B/s: both stages take it
+        assert_eq!((w.bw_ns_est, w.bw_est), (1000.0, 1000.0));
+        w.bytes_in_window = 2000;
+        w.filter(SEC);
+        // bw_ns = (7 * 1000 + 2000) / 8 = 1125; bw = (7 * 1000 + 1125) / 8 = 1015.625.
+        assert_eq!((w.bw_ns_est, w.bw_est), (1125.0, 1015.625));
+    }
+
+    #[test]
+    fn samples_span_at_least_fifty_ms_or_one_rtt() {
+        let (mut w, mut s) = (westwood(), CcState::new(10, 1448));
+        w.init(&mut s);
+        // RTT 20 ms: ACKs of 10 packets at 10 and 40 ms stay in the first window
+        // (the first is judged against the initial 20 s RTT, the second against
+        // max(20, 50) ms); the ACK at 60 ms closes it: 2 x 14480 B / 60 ms.
+        ack(&mut w, &mut s, 10 * MS, 10, 20 * MS);
+        ack(&mut w, &mut s, 40 * MS, 10, 20 * MS);
+        assert_eq!(w.bandwidth(), 0.0);
+        ack(&mut w, &mut s, 60 * MS, 10, 20 * MS);
+        assert!((w.bandwidth() - 28_960.0 / 0.060).abs() < 1e-6, "{}", w.bandwidth());
+        // Its own 10 packets open the next window; with RTT 100 ms that one
+        // closes only after 100 ms: not at 150 ms, at 161 ms.
+        ack(&mut w, &mut s, 100 * MS, 10, 100 * MS);
+        ack(&mut w, &mut s, 150 * MS, 10, 100 * MS);
+        let first = w.bandwidth();
+        assert_eq!(first, 28_960.0 / 0.060);
+        ack(&mut w, &mut s, 161 * MS, 10, 100 * MS);
+        assert!(w.bandwidth() != first);
+    }
+
     #[test]
     fn estimate_is_the_delivery_rate_and_sets_the_window_after_loss() {
         // 100 packets per 100 ms RTT of 1448 B: 1.448 MB/s.
-        let mut h = Harness::new(Westwood::from_params(&Map::new()).unwrap(), 100);
-        h.cc.init(&mut h.s);
+        let mut h = Harness::new(westwood(), 100);
         h.s.ssthresh = 10;
         h.s.cwnd_clamp = 100; // hold the rate constant
         for _ in 0..60 {
@@ -132,9 +187,49 @@ mod tests {
         }
         let bw = h.cc.bandwidth();
         assert!((bw / 1.448e6 - 1.0).abs() < 0.02, "estimate {bw}");
-        // After recovery: cwnd = ssthresh = BWE x RTTmin / MSS = 100 packets, not 50.
+        // Entering recovery: Reno's half (100 / 2); when it ends, cwnd = ssthresh
+        // = BWE x RTTmin / MSS = 1.448e6 x 0.1 / 1448 = 100 packets, not 50.
+        assert_eq!(h.cc.ssthresh(&h.s), 50);
         h.lose();
-        assert_eq!((h.s.ssthresh, h.s.cwnd), (h.cc.bw_rtt_min(1448), h.cc.bw_rtt_min(1448)));
-        assert!((98..=100).contains(&h.s.cwnd), "cwnd {}", h.s.cwnd);
+        let want = h.cc.bw_rtt_min(1448);
+        assert_eq!((h.s.ssthresh, h.s.cwnd), (want, want));
+        assert!((98..=100).contains(&want), "BWE x RTTmin {want}");
+    }
+
+    #[test]
+    fn a_timeout_sets_ssthresh_from_the_estimate_and_restarts_rtt_min() {
+        let mut h = Harness::new(westwood(), 100);
+        h.s.ssthresh = 10;
+        h.s.cwnd_clamp = 100;
+        h.rtt = 50 * MS;
+        for _ in 0..40 {
+            h.ack_round();
+        }
+        h.rtt = 150 * MS;
+        h.ack_round();
+        assert_eq!(h.cc.rtt_min(), 50 * MS);
+        h.timeout();
+        let want = h.cc.bw_rtt_min(1448);
+        assert_eq!((h.s.ssthresh, h.s.cwnd), (want, 1));
+        // The next ACK takes the latest RTT (150 ms) as RTTmin afresh.
+        h.ack(1);
+        assert_eq!(h.cc.rtt_min(), 150 * MS);
+    }
+
+    #[test]
+    fn the_window_has_a_floor_of_two() {
+        let mut w = westwood();
+        w.bw_est = 1.0; // a byte per second
+        assert_eq!(w.bw_rtt_min(1448), 2);
+    }
+
+    #[test]
+    fn names_and_parameters() {
+        assert!(matches!(crate::cc::Cc::from_config("westwoodplus", &Map::new()), Ok(crate::cc::Cc::Westwood(_))));
+        let mut p = Map::new();
+        p.insert("rtt_window_min_s".into(), 0.1.into());
+        assert_eq!(Westwood::from_params(&p).unwrap().window_min, 100 * MS);
+        p.insert("beta".into(), 0.5.into());
+        assert!(Westwood::from_params(&p).unwrap_err().contains("params.beta"));
     }
 }

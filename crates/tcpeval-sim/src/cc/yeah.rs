@@ -8,25 +8,55 @@
 //! unless it has been in slow mode for 16 rounds (competing with Reno: halve).
 
 use super::params::Params;
-use super::{after_slow_start, cong_avoid_ai, AckSample, CaState, CcState, CongestionOps};
+use super::{after_slow_start, cong_avoid_ai, AckSample, CaEvent, CaState, CcState, CongestionOps};
 use super::vegas::RttRound;
 use serde_json::{Map, Value};
 
-/// Linux TCP_YEAH_* constants.
-const ALPHA: u64 = 80;
-const GAMMA: u32 = 1;
-const DELTA: u32 = 3;
-const EPSILON: u32 = 1;
-const PHY: u64 = 8;
-const RHO: u32 = 16;
-const ZETA: u32 = 50;
-const SCALABLE_AI_CNT: u32 = 100;
+/// Linux `TCP_YEAH_ALPHA`: packets the flow may keep queued at the bottleneck.
+pub const ALPHA: u32 = 80;
+/// Linux `TCP_YEAH_GAMMA`: the queue is divided by this when decongesting.
+pub const GAMMA: u32 = 1;
+/// Linux `TCP_YEAH_DELTA`: on loss remove at least cwnd >> 3.
+pub const DELTA: u32 = 3;
+/// Linux `TCP_YEAH_EPSILON`: decongestion removes at most cwnd >> 1.
+pub const EPSILON: u32 = 1;
+/// Linux `TCP_YEAH_PHY` (phi in the paper): slow mode when the queueing delay
+/// exceeds baseRTT / 8.
+pub const PHY: u32 = 8;
+/// Linux `TCP_YEAH_RHO`: rounds in slow mode after which a loss is taken as
+/// competition with Reno flows (halve).
+pub const RHO: u32 = 16;
+/// Linux `TCP_YEAH_ZETA`: fast-mode rounds after which reno_count resets.
+pub const ZETA: u32 = 50;
+/// Linux `TCP_SCALABLE_AI_CNT` as used by YeAH: fast mode adds 1 per
+/// min(cwnd, 100) packets acknowledged.
+pub const SCALABLE_AI_CNT: u32 = 100;
+
+pub const PARAMS: &[&str] = &["alpha", "gamma", "delta", "epsilon", "phy", "rho", "zeta", "scalable_ai_cnt"];
+
+#[derive(Clone, Debug)]
+pub struct YeahConfig {
+    pub alpha: u32,
+    pub gamma: u32,
+    pub delta: u32,
+    pub epsilon: u32,
+    pub phy: u32,
+    pub rho: u32,
+    pub zeta: u32,
+    pub scalable_ai_cnt: u32,
+}
+
+impl Default for YeahConfig {
+    fn default() -> Self {
+        YeahConfig { alpha: ALPHA, gamma: GAMMA, delta: DELTA, epsilon: EPSILON, phy: PHY, rho: RHO, zeta: ZETA, scalable_ai_cnt: SCALABLE_AI_CNT }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Yeah {
+    cfg: YeahConfig,
     rtts: RttRound,
     beg_snd_nxt: u64,
-    doing_vegas: bool,
     last_q: u32,
     doing_reno_now: u32,
     reno_count: u32,
@@ -34,17 +64,42 @@ pub struct Yeah {
 }
 
 impl Yeah {
+    pub fn new(cfg: YeahConfig) -> Self {
+        Yeah { cfg, rtts: RttRound::default(), beg_snd_nxt: 0, last_q: 0, doing_reno_now: 0, reno_count: 2, fast_count: 0 }
+    }
+
     pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        Params::new("yeah", map, &[])?;
-        Ok(Yeah {
-            rtts: RttRound::default(),
-            beg_snd_nxt: 0,
-            doing_vegas: true,
-            last_q: 0,
-            doing_reno_now: 0,
-            reno_count: 2,
-            fast_count: 0,
-        })
+        let p = Params::new("yeah", map, PARAMS)?;
+        let d = YeahConfig::default();
+        let positive = |name: &str, default: u32| -> Result<u32, String> {
+            let v = p.u32(name, default)?;
+            if v == 0 {
+                return Err(format!("params.{name}: must be at least 1 for yeah"));
+            }
+            Ok(v)
+        };
+        let shift = |name: &str, default: u32| -> Result<u32, String> {
+            let v = p.u32(name, default)?;
+            if v > 31 {
+                return Err(format!("params.{name}: a shift of at most 31 for yeah"));
+            }
+            Ok(v)
+        };
+        Ok(Yeah::new(YeahConfig {
+            alpha: p.u32("alpha", d.alpha)?,
+            gamma: positive("gamma", d.gamma)?,
+            delta: shift("delta", d.delta)?,
+            epsilon: shift("epsilon", d.epsilon)?,
+            phy: positive("phy", d.phy)?,
+            rho: p.u32("rho", d.rho)?,
+            zeta: p.u32("zeta", d.zeta)?,
+            scalable_ai_cnt: positive("scalable_ai_cnt", d.scalable_ai_cnt)?,
+        }))
+    }
+
+    /// The last per-RTT queue estimate (packets).
+    pub fn last_queue(&self) -> u32 {
+        self.last_q
     }
 
     pub fn in_slow_mode(&self) -> bool {
@@ -53,11 +108,12 @@ impl Yeah {
 
     /// The once-per-RTT mode decision (and precautionary decongestion).
     fn per_rtt(&mut self, s: &mut CcState) {
+        let c = &self.cfg;
         let (rtt, base) = (self.rtts.min, self.rtts.base);
         let queue = (s.cwnd as u64 * rtt.saturating_sub(base) / rtt.max(1)) as u32;
-        if queue as u64 > ALPHA || rtt.saturating_sub(base) > base / PHY {
-            if queue as u64 > ALPHA && s.cwnd > self.reno_count {
-                let reduction = (queue / GAMMA).min(s.cwnd >> EPSILON);
+        if queue > c.alpha || rtt.saturating_sub(base) > base / c.phy as u64 {
+            if queue > c.alpha && s.cwnd > self.reno_count {
+                let reduction = (queue / c.gamma).min(s.cwnd >> c.epsilon);
                 s.cwnd = (s.cwnd - reduction).max(self.reno_count);
                 s.ssthresh = s.cwnd;
             }
@@ -65,7 +121,7 @@ impl Yeah {
             self.doing_reno_now = (self.doing_reno_now + 1).min(0xff_ffff);
         } else {
             self.fast_count += 1;
-            if self.fast_count > ZETA {
+            if self.fast_count > c.zeta {
                 self.reno_count = 2;
                 self.fast_count = 0;
             }
@@ -78,12 +134,14 @@ impl Yeah {
 impl CongestionOps for Yeah {
     fn init(&mut self, s: &mut CcState) {
         self.beg_snd_nxt = s.snd_nxt;
+        // Linux keeps the decrease arithmetic within 32 bits.
+        s.cwnd_clamp = s.cwnd_clamp.min(u32::MAX / 128);
     }
 
     fn ssthresh(&mut self, s: &CcState) -> u32 {
         let half = (s.cwnd >> 1).max(2);
-        let reduction = if self.doing_reno_now < RHO {
-            self.last_q.min(half).max(s.cwnd >> DELTA)
+        let reduction = if self.doing_reno_now < self.cfg.rho {
+            self.last_q.min(half).max(s.cwnd >> self.cfg.delta)
         } else {
             half
         };
@@ -95,11 +153,13 @@ impl CongestionOps for Yeah {
     fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
         let acked = after_slow_start(s, acked);
         if acked > 0 {
-            let w = if self.doing_reno_now == 0 { s.cwnd.min(SCALABLE_AI_CNT) } else { s.cwnd };
+            let w = if self.doing_reno_now == 0 { s.cwnd.min(self.cfg.scalable_ai_cnt) } else { s.cwnd };
             cong_avoid_ai(s, w, acked);
         }
+        // Linux runs this in every state in which it grows the window (Open,
+        // Disorder, Loss), unlike Vegas, which stops outside Open.
         if s.snd_una > self.beg_snd_nxt {
-            if self.rtts.count > 2 && self.doing_vegas {
+            if self.rtts.count > 2 {
                 self.per_rtt(s);
             }
             self.beg_snd_nxt = s.snd_nxt;
@@ -113,12 +173,20 @@ impl CongestionOps for Yeah {
         }
     }
 
+    /// Linux `tcp_vegas_state`: entering Open starts a fresh round.
     fn set_state(&mut self, s: &mut CcState, state: CaState) {
-        // As Vegas: the per-RTT estimate runs only in the Open state.
-        self.doing_vegas = state == CaState::Open;
-        if self.doing_vegas {
+        if state == CaState::Open {
             self.beg_snd_nxt = s.snd_nxt;
             self.rtts.next_round();
+        }
+    }
+
+    /// Linux `tcp_vegas_cwnd_event`: transmission starting from idle re-runs
+    /// the Vegas initialisation (baseRTT forgotten).
+    fn cwnd_event(&mut self, s: &mut CcState, event: CaEvent) {
+        if event == CaEvent::TxStart {
+            self.rtts = RttRound::default();
+            self.beg_snd_nxt = s.snd_nxt;
         }
     }
 }
@@ -146,12 +214,48 @@ mod tests {
         let mut h = Harness::new(yeah(), 1000);
         h.s.ssthresh = 10;
         h.cc.rtts.base = 100 * MS;
-        h.rtt = 120 * MS; // Q = 1000 * 20 / 120 = 166 > 80
+        h.rtt = 120 * MS; // samples 120.001 ms (Vegas adds 1 us)
+        h.ack_round(); // fast mode: 1000 -> 1010; the round's RTTs are collected
+        assert_eq!(h.s.cwnd, 1010);
+        h.ack(1);
+        // First ACK past the round: Q = 1010 * 20.001 / 120.001 = 168 > 80
+        // (queueing delay 20 ms > 100/8 too): decongestion removes
+        // min(168 / 1, 1010 >> 1) = 168 -> cwnd = ssthresh = 842; reno_count =
+        // max(842 / 2, 2) = 421; slow (Reno) mode.
+        assert_eq!((h.s.cwnd, h.s.ssthresh, h.cc.last_queue()), (842, 842, 168));
+        assert_eq!((h.cc.reno_count, h.cc.doing_reno_now), (421, 1));
+        // Reno growth: the counter (1 from that ACK) reaches 842 after 841 more.
+        for _ in 0..840 {
+            h.ack(1);
+        }
+        assert_eq!(h.s.cwnd, 842);
+        h.ack(1);
+        assert_eq!(h.s.cwnd, 843);
+    }
+
+    #[test]
+    fn queueing_delay_alone_selects_slow_mode_without_decongestion() {
+        let mut h = Harness::new(yeah(), 200);
+        h.s.ssthresh = 10;
+        h.cc.rtts.base = 100 * MS;
+        h.rtt = 115 * MS;
+        h.ack_round(); // 200 -> 202 (1 per 100 packets)
+        h.ack(1);
+        // Q = 202 * 15.001 / 115.001 = 26 <= 80, but 15 ms > 100/8 = 12.5 ms:
+        // slow mode, cwnd kept, reno_count = 202 / 2 = 101.
+        assert_eq!((h.s.cwnd, h.cc.last_queue()), (202, 26));
+        assert_eq!((h.cc.reno_count, h.cc.doing_reno_now), (101, 1));
+    }
+
+    #[test]
+    fn zeta_fast_rounds_reset_reno_count() {
+        let mut h = Harness::new(yeah(), 200);
+        h.s.ssthresh = 10;
+        h.cc.reno_count = 50;
+        h.cc.fast_count = ZETA; // one more fast round: 51 > 50
         h.ack_round();
-        h.ack_round();
-        assert!(h.cc.in_slow_mode());
-        // cwnd -= min(166, cwnd / 2): about 1010 - 168, then Reno-like growth.
-        assert!(h.s.cwnd < 900 && h.s.cwnd > 800, "cwnd {}", h.s.cwnd);
+        h.ack(1); // no queue (RTT = baseRTT): a fast-mode round
+        assert_eq!((h.cc.reno_count, h.cc.fast_count, h.cc.doing_reno_now), (2, 0, 0));
     }
 
     #[test]
@@ -166,5 +270,20 @@ mod tests {
         h.s.cwnd = 1000;
         h.cc.doing_reno_now = RHO;
         assert_eq!(h.lose(), 500); // competing with Reno: halve
+    }
+
+    #[test]
+    fn constants_are_parameters() {
+        let mut p = Map::new();
+        p.insert("alpha".into(), 40.into());
+        p.insert("rho".into(), 8.into());
+        let y = Yeah::from_params(&p).unwrap();
+        assert_eq!((y.cfg.alpha, y.cfg.rho, y.cfg.phy), (40, 8, PHY));
+        p.insert("gamma".into(), 0.into());
+        assert!(Yeah::from_params(&p).unwrap_err().contains("params.gamma"));
+        let mut p = Map::new();
+        p.insert("phi".into(), 8.into());
+        let e = Yeah::from_params(&p).unwrap_err();
+        assert!(e.contains("params.phi") && e.contains("phy"), "{e}");
     }
 }
