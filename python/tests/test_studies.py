@@ -65,4 +65,4 @@ def test_study_cli_lists_and_rejects_unknown_names(tmp_path):
     listed = run("list").stdout
     assert all(name in listed for name in STUDIES)
     bad = run("run", "nope", "--out", str(tmp_path / "s"))
-    assert bad.returncode == 2 and "available: bhatti2009, dalton2004" in bad.stderr
+    assert bad.returncode == 2 and f"available: {', '.join(STUDIES)}" in bad.stderr

@@ -47,6 +47,12 @@ PUBLISHED = {
 }
 
 
+def run_note(profile: str) -> str:
+    reps = PROFILES[profile]["reps"]
+    return f"{reps} repetition(s) per cell, seeds 1-{reps}" if reps > 1 else \
+        "one repetition per cell, seed 1"
+
+
 def _doc(p: dict, flow1: str, flow2: str, rtt: int, buf: int, rep: int) -> dict:
     return {
         "network": {"bottleneck": "100Mbps", "rtt": f"{rtt}ms", "buffer": f"{buf}%bdp"},

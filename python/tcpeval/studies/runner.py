@@ -42,6 +42,13 @@ def _summaries(store: Store, keys: dict[str, str]) -> dict[str, dict]:
     return out
 
 
+def run_note(study, profile: str) -> str:
+    """What was run, for every figure and the page header: a study with
+    repetitions says how many and which seeds (its run_note(profile))."""
+    note = getattr(study, "run_note", None)
+    return note(profile) if note else "one repetition per cell, seed 1"
+
+
 def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = None) -> Path:
     """Write report/index.html (self-contained), CSV tables and PNG figures."""
     store = Store(store_dir)
@@ -62,9 +69,10 @@ def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = 
     rep = study.report(results, meta["profile"], flows_of)
     out = Path(out_dir) if out_dir else store.root / "report"
     out.mkdir(parents=True, exist_ok=True)
+    what = run_note(study, meta["profile"])
     parts = [f"<h1>{html.escape(study.TITLE)}</h1>",
-             f"<p>Source: {study.SOURCE}. Profile <b>{meta['profile']}</b>; one repetition "
-             f"per cell, seed 1; {len(results)} of {len(meta['cells'])} cells finished.</p>"]
+             f"<p>Source: {study.SOURCE}. Profile <b>{meta['profile']}</b>; {html.escape(what)}; "
+             f"{len(results)} of {len(meta['cells'])} cells finished.</p>"]
     parts += [f"<p>{html.escape(n)}</p>" for n in rep.get("notes", [])]
     for tname, df in rep["tables"].items():
         df.to_csv(out / f"{tname}.csv", index=False)
@@ -74,7 +82,7 @@ def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = 
         data = _png(fig)
         (out / f"{fname}.png").write_bytes(__import__("base64").b64decode(data))
         parts.append(f'<figure><img alt="{fname}" src="data:image/png;base64,{data}">'
-                     f"<figcaption>{html.escape(fname)} (profile {meta['profile']}, seed 1)"
+                     f"<figcaption>{html.escape(fname)} (profile {meta['profile']}; {html.escape(what)})"
                      "</figcaption></figure>")
     page = ("<!doctype html><html><head><meta charset='utf-8'><title>"
             f"{html.escape(study.TITLE)}</title><style>body{{font-family:sans-serif;"
