@@ -1,0 +1,537 @@
+"""Bullot, Cottrell & Hughes-Jones, "Evaluation of advanced TCP stacks on fast
+long-distance production networks" (seed 000): iperf transfers from SLAC over
+three production paths, a short one to Caltech (minimum RTT 10 ms, 622 Mbit/s
+bottleneck), a medium one to UFL (70 ms, 467 Mbit/s) and a long one to
+Manchester (170 ms, 622 Mbit/s at SLAC's OC12); three maximum windows per path
+(256 KB/512 KB/1 MB, 1/4/8 MB, 4/8/12 MB: "size 1, 2, 3"); Reno, P-TCP (16 Reno
+streams, the window per stream), Scalable, FAST, HighSpeed, HSTCP-LP, H-TCP and
+BIC; 1200 s runs with 5 s iperf reports, each test run once. Reported: Table 1
+(throughput mean and std over the 5 s reports), the stability index (std/mean)
+without and with a sinusoidal UDP stream (periods 60 s and 30 s), Table 2
+(intra-protocol Jain index of two flows), Table 3 (each stack's average
+asymmetry against every other), Table 4 (throughput to UFL with 8 MB windows,
+the first half of the run with 16 reverse P-TCP streams from UFL).
+
+Modelled from what the paper tells, and assumed where it is silent
+(docs/studies/bullot2004.md): a production path's cross traffic is unknown, so
+each path carries web-like background traffic (SURGE sizes, Poisson arrivals)
+at the load that leaves the available bandwidth the paper's "optimal windows"
+imply (500 KB, 3.5 MB, 10 MB over 10/70/170 ms: 410/419/493 Mbit/s); the
+bottleneck buffer holds 190 ms on the short path (P-TCP raised its RTT from 10 to
+200 ms) and 20 ms on the others (average RTTs differed by under 10 ms); senders
+have Gigabit Ethernet NICs with txqueuelen 100 (2000 for Scalable, its default);
+the UDP rate swings between 5% and 20% of the bottleneck; Tables 3 and 4 use
+size 2 and size 3 windows (8 MB, as the text says); the reverse P-TCP streams
+use 256 KB windows (16 x 256 KB ~ the path's BDP, the paper's P-TCP rule).
+Reduced profiles: smoke (CI) and quick (120 s runs, fewer UDP and intra cells).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from .. import metrics
+
+NAME = "bullot2004"
+TITLE = "Bullot, Cottrell & Hughes-Jones 2004: advanced TCP stacks on production paths"
+SOURCE = "seed 000"
+
+# Table 1's column order; Tables 2 and 3 drop Reno; Table 4 drops Reno too.
+STACKS = {"reno": "TCP Reno", "ptcp": "P-TCP", "scalable": "S-TCP", "fast": "Fast TCP",
+          "highspeed": "HS-TCP", "bic": "Bic-TCP", "htcp": "H-TCP", "hstcplp": "HSTCP-LP"}
+ADVANCED = tuple(s for s in STACKS if s != "reno")
+PTCP_STREAMS = 16  # section 2.2
+REPORT_S = 5  # iperf report interval (section 3)
+NIC_RATE = "1Gbps"  # the senders' Intel Gigabit Ethernet interfaces (section 3)
+TXQUEUELEN = 100  # section 4.3: the stacks' default, Scalable's is 2000
+TXQUEUELEN_SCALABLE = 2000
+# UDP: "the amplitude of the UDP stream varied from 5% to 20% of the bandwidth"
+# read as a rate swinging between 5% and 20% of the bottleneck.
+UDP_LOW, UDP_HIGH = 0.05, 0.20
+UDP_PERIODS = (60, 30)
+REVERSE_WINDOW = "256KiB"  # 16 x 256 KB ~ the UFL path's BDP (section 2.2's P-TCP rule)
+
+
+@dataclass(frozen=True)
+class Path:
+    site: str
+    rate_mbps: float
+    rtt_ms: float
+    windows: tuple[str, str, str]  # sizes 1, 2, 3 (iperf -w, binary units)
+    optimal_window_bytes: float  # section 3's BDP-optimal window
+    queue_ms: float  # bottleneck buffer in ms at the bottleneck rate (assumed, see docstring)
+
+    @property
+    def buffer_pkts(self) -> int:
+        return math.ceil(self.rate_mbps * 1e6 * self.queue_ms / 1e3 / (8 * 1500))
+
+    @property
+    def cross_load(self) -> float:
+        """Background load leaving the bandwidth the optimal window implies."""
+        available = self.optimal_window_bytes * 8 / (self.rtt_ms / 1e3) / 1e6
+        return round(max(0.0, 1 - available / self.rate_mbps), 3)
+
+
+PATHS = {
+    "short": Path("Caltech", 622, 10, ("256KiB", "512KiB", "1MiB"), 500 * 1024, 190),
+    "medium": Path("UFL", 467, 70, ("1MiB", "4MiB", "8MiB"), 3.5 * 2**20, 20),
+    "long": Path("Manchester", 622, 170, ("4MiB", "8MiB", "12MiB"), 10 * 2**20, 20),
+}
+SIZES = (1, 2, 3)
+INTER_SIZE = 2  # Table 3's window is not stated: the near-optimal size 2
+REVERSE = ("medium", 3)  # Table 4: to UFL with 8 MB windows
+
+PROFILES = {
+    "smoke": {"duration": 10, "report_s": 1, "stacks": ("ptcp", "fast", "highspeed", "bic"), "t1_sizes": (3,),
+              "udp_sizes": (3,), "udp_periods": (30,), "intra_sizes": (3,), "inter": True},
+    "quick": {"duration": 120, "report_s": REPORT_S, "stacks": tuple(STACKS), "t1_sizes": SIZES, "udp_sizes": (3,),
+              "udp_periods": UDP_PERIODS, "intra_sizes": (3,), "inter": True},
+    "full": {"duration": 1200, "report_s": REPORT_S, "stacks": tuple(STACKS), "t1_sizes": SIZES, "udp_sizes": SIZES,
+             "udp_periods": UDP_PERIODS, "intra_sizes": SIZES, "inter": True},
+}
+
+# ----- published numbers ------------------------------------------------------------------
+
+_T1_ROWS = {  # (path, size): Table 1 row in STACKS order, (mean, std) Mbit/s
+    ("short", 1): [(238, 15), (395, 33), (226, 14), (233, 13), (225, 17), (238, 16), (233, 25),
+                   (236, 18)],
+    ("short", 2): [(361, 44), (412, 18), (378, 41), (409, 27), (307, 31), (372, 35), (338, 48),
+                   (374, 51)],
+    ("short", 3): [(374, 53), (434, 17), (429, 58), (413, 58), (284, 37), (382, 41), (373, 34),
+                   (381, 51)],
+    ("medium", 1): [(129, 26), (451, 32), (109, 18), (136, 12), (136, 15), (134, 13), (140, 14),
+                    (141, 18)],
+    ("medium", 2): [(294, 110), (428, 71), (300, 108), (339, 101), (431, 91), (387, 52),
+                    (348, 76), (382, 120)],
+    ("medium", 3): [(274, 115), (441, 52), (281, 117), (348, 96), (387, 95), (404, 34), (351, 56),
+                    (356, 118)],
+    ("long", 1): [(97, 38), (268, 94), (170, 20), (163, 33), (171, 15), (165, 26), (172, 13),
+                  (87, 61)],
+    ("long", 2): [(78, 41), (232, 74), (320, 65), (282, 113), (330, 52), (277, 92), (323, 64),
+                  (118, 111)],
+    ("long", 3): [(182, 66), (212, 83), (459, 71), (262, 195), (368, 161), (416, 100), (439, 129),
+                  (94, 113)],
+}
+PUBLISHED_T1 = {k: dict(zip(STACKS, v, strict=True)) for k, v in _T1_ROWS.items()}
+# Table 1's summary rows: averages per size over the three paths; sizes 2 & 3.
+PUBLISHED_T1_SUMMARY = {
+    name: dict(zip(STACKS, row, strict=True)) for name, row in {
+        "avg size 1": (154, 371, 178, 177, 177, 179, 185, 155),
+        "avg size 2": (244, 357, 384, 343, 356, 345, 336, 292),
+        "avg size 3": (277, 362, 422, 341, 346, 367, 388, 277),
+        "avg sizes 2&3": (261, 360, 403, 342, 351, 356, 362, 294),
+        "std sizes 2&3": (113, 107, 49, 53, 54, 49, 41, 125),
+    }.items()}
+
+_T2_ROWS = {  # Table 2: intra-protocol Jain index, ADVANCED order
+    ("short", 1): (0.99, 1.00, 1.00, 1.00, 1.00, 1.00, 1.00),
+    ("short", 2): (1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.00),
+    ("short", 3): (1.00, 1.00, 1.00, 1.00, 0.99, 1.00, 1.00),
+    ("medium", 1): (1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.00),
+    ("medium", 2): (1.00, 1.00, 1.00, 0.99, 1.00, 1.00, 1.00),
+    ("medium", 3): (1.00, 1.00, 1.00, 0.94, 1.00, 1.00, 1.00),
+    ("long", 1): (1.00, 1.00, 1.00, 1.00, 0.98, 0.98, 0.99),
+    ("long", 2): (0.98, 1.00, 0.97, 1.00, 1.00, 0.90, 0.96),
+    ("long", 3): (0.92, 0.97, 1.00, 0.97, 0.97, 0.79, 0.86),
+}
+PUBLISHED_T2 = {k: dict(zip(ADVANCED, v, strict=True)) for k, v in _T2_ROWS.items()}
+PUBLISHED_T2_SUMMARY = {"avg": dict(zip(ADVANCED, (0.99, 0.99, 1.00, 0.99, 0.99, 0.96, 0.98),
+                                        strict=True)),
+                        "std": dict(zip(ADVANCED, (0.03, 0.01, 0.01, 0.02, 0.01, 0.07, 0.05),
+                                        strict=True))}
+PUBLISHED_T3 = {  # Table 3: average asymmetry of each stack against all others
+    path: dict(zip(ADVANCED, row, strict=True)) for path, row in {
+        "short": (0.16, 0.24, -0.1, -0.28, 0.01, -0.02, -0.47),
+        "medium": (0.78, 0, -0.01, -0.06, 0.15, -0.12, 0),
+        "long": (0.19, -0.08, 0.04, -0.38, -0.03, 0.25, -0.56),
+        "avg": (0.37, 0.05, -0.02, -0.24, 0.04, 0.04, -0.34),
+    }.items()}
+PUBLISHED_T4 = {  # Table 4: ((with reverse, +-), (without, +-)) Mbit/s
+    "bic": ((230, 40), (400, 40)), "fast": ((20, 10), (260, 50)),
+    "highspeed": ((110, 50), (380, 50)), "hstcplp": ((220, 60), (380, 30)),
+    "htcp": ((220, 40), (380, 40)), "ptcp": ((200, 60), (380, 60)),
+    "scalable": ((280, 50), (400, 20)),
+}
+# Section 4.6: stability index averaged over all stacks and paths (mean, std).
+PUBLISHED_STABILITY = {("none", 1): (0.09, 0.02), ("none", 2): (0.2, 0.1),
+                       ("none", 3): (0.24, 0.1), ("udp", 1): (0.13, 0.06),
+                       ("udp", 2): (0.21, 0.08), ("udp", 3): (0.25, 0.01)}
+
+
+def run_note(profile: str) -> str:
+    p = PROFILES[profile]
+    return (f"one run per cell (the paper ran each test once), seed 1; {p['duration']} s runs "
+            f"with {p['report_s']} s reports; web-like cross traffic on every path")
+
+
+# ----- scenarios -----------------------------------------------------------------------------
+
+
+def _flow(stack: str, window: str, label: str | None = None) -> dict:
+    f = {"cc": "reno" if stack == "ptcp" else stack, "max_window": window,
+         "txqueuelen": TXQUEUELEN_SCALABLE if stack == "scalable" else TXQUEUELEN,
+         "label": label or stack}
+    if stack == "ptcp":
+        f["streams"] = PTCP_STREAMS
+    return f
+
+
+def _doc(profile: str, path: str, flows: list[dict], udp_period: int | None = None) -> dict:
+    p, net = PROFILES[profile], PATHS[path]
+    doc = {
+        "network": {"bottleneck": f"{net.rate_mbps}Mbps", "rtt": f"{net.rtt_ms}ms",
+                    "buffer": f"{net.buffer_pkts}pkt", "access_rate": NIC_RATE},
+        "flows": flows,
+        "background": {"web": [{"load": net.cross_load,
+                                "rtt": {"kind": "fixed", "value": f"{net.rtt_ms}ms"}}]},
+        "run": {"duration": f"{p['duration']}s", "interval": f"{p['report_s']}s",
+                "trace_interval": f"{p['report_s']}s", "measure_from": "0s", "seed": 1},
+    }
+    if udp_period:
+        mid, amp = (UDP_HIGH + UDP_LOW) / 2, (UDP_HIGH - UDP_LOW) / 2
+        doc["udp"] = [{"rate": f"{100 * mid:g}%", "amplitude": f"{100 * amp:g}%",
+                       "period": f"{udp_period}s"}]
+    return doc
+
+
+def _window(path: str, size: int) -> str:
+    return PATHS[path].windows[size - 1]
+
+
+def _reverse_doc(profile: str, stack: str) -> dict:
+    path, size = REVERSE
+    half = PROFILES[profile]["duration"] / 2
+    rev = _flow("ptcp", REVERSE_WINDOW, label="reverse-ptcp")
+    rev.update(direction="reverse", stop=f"{half:g}s")
+    return _doc(profile, path, [_flow(stack, _window(path, size)), rev])
+
+
+def cells(profile: str) -> dict[str, dict]:
+    """Every cell of every table: name -> scenario."""
+    p = PROFILES[profile]
+    stacks = p["stacks"]
+    advanced = [s for s in stacks if s != "reno"]
+    out = {}
+    for path in PATHS:
+        for size in SIZES:
+            w = _window(path, size)
+            for s in stacks:
+                if size in p["t1_sizes"]:
+                    out[f"t1-{path}-s{size}-{s}"] = _doc(profile, path, [_flow(s, w)])
+                for period in p["udp_periods"] if size in p["udp_sizes"] else ():
+                    out[f"udp{period}-{path}-s{size}-{s}"] = _doc(profile, path, [_flow(s, w)],
+                                                                  udp_period=period)
+                if size in p["intra_sizes"] and s != "reno":
+                    out[f"intra-{path}-s{size}-{s}"] = _doc(
+                        profile, path, [_flow(s, w, f"{s}-1"), _flow(s, w, f"{s}-2")])
+        for a, b in combinations(advanced, 2) if p["inter"] else ():
+            w = _window(path, INTER_SIZE)
+            out[f"inter-{path}-{a}-{b}"] = _doc(profile, path, [_flow(a, w), _flow(b, w)])
+    for s in advanced:
+        out[f"rev-{s}"] = _reverse_doc(profile, s)
+    return out
+
+
+def sweeps(profile: str) -> list[tuple[str, dict]]:
+    return list(cells(profile).items())
+
+
+# ----- analysis (pure functions over numbers) ---------------------------------------------
+
+
+def table1_summary(t1: pd.DataFrame) -> pd.DataFrame:
+    """Table 1's summary rows from per-cell means (columns path, size, stack,
+    mbps): the average over paths per size, and the mean and sample std of the
+    six size-2 and size-3 cells (the paper's "avg/std size 2 & 3")."""
+    rows = []
+    for stack, g in t1.groupby("stack", sort=False):
+        row = {"stack": stack}
+        for size in SIZES:
+            x = g[g["size"] == size]["mbps"].dropna()
+            row[f"avg size {size}"] = x.mean() if len(x) else math.nan
+        big = g[g["size"].isin((2, 3))]["mbps"].dropna()
+        row["avg sizes 2&3"] = big.mean() if len(big) else math.nan
+        row["std sizes 2&3"] = big.std(ddof=1) if len(big) > 1 else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def average_asymmetry(pairs: dict[tuple[str, str], float], path: str,
+                      stacks=ADVANCED) -> dict[str, float]:
+    """Each stack's mean asymmetry against the others on one path, from
+    A(a, b) = (x_a - x_b) / (x_a + x_b) per pair (A(b, a) = -A(a, b)). As section
+    5.2 does, the other stacks' averages leave out P-TCP on the short path and
+    HSTCP-LP on the medium and long paths; that stack's own average keeps all."""
+    left_out = "ptcp" if path == "short" else "hstcplp"
+    out = {}
+    for s in stacks:
+        vals = []
+        for (a, b), value in pairs.items():
+            if s not in (a, b) or (s != left_out and left_out in (a, b)):
+                continue
+            vals.append(value if s == a else -value)
+        out[s] = float(np.mean(vals)) if vals else math.nan
+    return out
+
+
+def mean_std(values) -> tuple[float, float]:
+    x = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
+    if not len(x):
+        return math.nan, math.nan
+    return float(x.mean()), float(x.std(ddof=1)) if len(x) > 1 else math.nan
+
+
+# ----- report ---------------------------------------------------------------------------------
+
+
+def _flow_mean(summary: dict, i: int, key: str = "throughput_mbps"):
+    flows = summary["flows"]
+    return flows[i][key] if i < len(flows) else None
+
+
+def _t1_table(results: dict, profile: str) -> pd.DataFrame:
+    rows = []
+    for path in PATHS:
+        for size in SIZES:
+            for s in STACKS:
+                r = results.get(f"t1-{path}-s{size}-{s}")
+                pub = PUBLISHED_T1[(path, size)][s]
+                rows.append({"path": path, "site": PATHS[path].site, "size": size,
+                             "window": _window(path, size), "stack": STACKS[s],
+                             "paper_mbps": pub[0], "paper_std_mbps": pub[1],
+                             "mbps": _flow_mean(r, 0) if r else None,
+                             "std_mbps": _flow_mean(r, 0, "throughput_std_mbps") if r else None,
+                             "stability": _flow_mean(r, 0, "stability_index") if r else None})
+    return pd.DataFrame(rows)
+
+
+def _t1_summary_table(t1: pd.DataFrame) -> pd.DataFrame:
+    ours = table1_summary(t1).set_index("stack")
+    rows = []
+    for name, pub in PUBLISHED_T1_SUMMARY.items():
+        row = {"row": name}
+        for s, label in STACKS.items():
+            row[f"paper {label}"] = pub[s]
+            row[f"ours {label}"] = ours.loc[label, name] if label in ours.index else None
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _stability_tables(results: dict, profile: str, t1: pd.DataFrame):
+    """Per cell stability index without UDP (Table 1 runs) and with each UDP
+    period; the per-size averages over stacks and paths (section 4.6) and the
+    per-stack averages over sizes 2 and 3 and paths (Figures 3 and 4)."""
+    rows = [{"udp": "none", "path": r.path, "size": r.size, "stack": r.stack,
+             "stability": r.stability} for r in t1.itertuples()]
+    for period in UDP_PERIODS:
+        for path in PATHS:
+            for size in SIZES:
+                for s, label in STACKS.items():
+                    r = results.get(f"udp{period}-{path}-s{size}-{s}")
+                    rows.append({"udp": f"{period}s", "path": path, "size": size, "stack": label,
+                                 "stability": _flow_mean(r, 0, "stability_index") if r else None})
+    cellwise = pd.DataFrame(rows)
+    by_size = []
+    for (kind, size), pub in PUBLISHED_STABILITY.items():
+        sel = cellwise[(cellwise["size"] == size) &
+                       ((cellwise["udp"] == "none") == (kind == "none"))]
+        m, sd = mean_std(sel["stability"].tolist())
+        by_size.append({"udp": kind, "size": size, "paper_mean": pub[0], "paper_std": pub[1],
+                        "mean": m, "std": sd})
+    big = cellwise[cellwise["size"].isin((2, 3))]
+    by_stack = big.groupby(["stack", "udp"], sort=False)["stability"].mean().unstack("udp")
+    by_stack = by_stack.reindex(list(STACKS.values())).reset_index()
+    per_path = big[big["udp"] == "none"].groupby(["stack", "path"], sort=False)[
+        "stability"].mean().unstack("path").reindex(list(STACKS.values())).reset_index()
+    return cellwise, pd.DataFrame(by_size), by_stack, per_path
+
+
+def _t2_table(results: dict) -> pd.DataFrame:
+    rows = []
+    for path in PATHS:
+        for size in SIZES:
+            for s in ADVANCED:
+                r = results.get(f"intra-{path}-s{size}-{s}")
+                x = [_flow_mean(r, 0), _flow_mean(r, 1)] if r else None
+                rows.append({"path": path, "size": size, "window": _window(path, size),
+                             "stack": STACKS[s], "paper_jain": PUBLISHED_T2[(path, size)][s],
+                             "jain": metrics.jain_index(x) if x else None})
+    df = pd.DataFrame(rows)
+    for what in ("avg", "std"):
+        for s in ADVANCED:
+            m, sd = mean_std(df[df["stack"] == STACKS[s]]["jain"].tolist())
+            df.loc[len(df)] = {"path": what, "size": None, "window": None, "stack": STACKS[s],
+                               "paper_jain": PUBLISHED_T2_SUMMARY[what][s],
+                               "jain": m if what == "avg" else sd}
+    return df
+
+
+def _t3_tables(results: dict):
+    pairs_rows, avg_rows, per_path = [], [], {}
+    for path in PATHS:
+        pairs = {}
+        for a, b in combinations(ADVANCED, 2):
+            r = results.get(f"inter-{path}-{a}-{b}")
+            if r:
+                pairs[(a, b)] = metrics.asymmetry(_flow_mean(r, 0), _flow_mean(r, 1))
+                pairs_rows.append({"path": path, "stack_1": STACKS[a], "stack_2": STACKS[b],
+                                   "mbps_1": _flow_mean(r, 0), "mbps_2": _flow_mean(r, 1),
+                                   "asymmetry": pairs[(a, b)]})
+        per_path[path] = average_asymmetry(pairs, path)
+    for path in (*PATHS, "avg"):
+        row = {"path": path}
+        for s in ADVANCED:
+            ours = per_path[path][s] if path != "avg" else \
+                mean_std([per_path[p][s] for p in PATHS])[0]
+            row[f"paper {STACKS[s]}"] = PUBLISHED_T3[path][s]
+            row[f"ours {STACKS[s]}"] = ours
+        avg_rows.append(row)
+    return pd.DataFrame(pairs_rows), pd.DataFrame(avg_rows)
+
+
+def _t4_table(results: dict, profile: str, flows_of) -> pd.DataFrame:
+    half = PROFILES[profile]["duration"] / 2
+    rows = []
+    for s in PUBLISHED_T4:
+        (pw, pws), (pn, pns) = PUBLISHED_T4[s]
+        row = {"stack": STACKS[s], "paper_with_mbps": pw, "paper_with_std": pws,
+               "paper_without_mbps": pn, "paper_without_std": pns}
+        if f"rev-{s}" in results and flows_of:
+            f = flows_of(f"rev-{s}")
+            f = f[f["flow"] == 0]
+            for key, lo, hi in (("with", 0.0, half), ("without", half, math.inf)):
+                x = metrics.window(f, lo, hi)["throughput_mbps"].to_numpy()
+                row[f"{key}_mbps"], row[f"{key}_std"] = (x.mean(), x.std()) if len(x) else \
+                    (None, None)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def report(results: dict[str, dict], profile: str, flows_of=None) -> dict:
+    t1 = _t1_table(results, profile)
+    cellwise, by_size, by_stack, per_path = _stability_tables(results, profile, t1)
+    pairs, t3 = _t3_tables(results)
+    tables = {"table1_throughput": t1.drop(columns=["stability"]),
+              "table1_summary": _t1_summary_table(t1),
+              "stability_by_size": by_size, "stability_by_stack": by_stack,
+              "stability_by_path": per_path, "stability_cells": cellwise,
+              "table2_intra_jain": _t2_table(results),
+              "table3_asymmetry": t3, "asymmetry_pairs": pairs,
+              "table4_reverse": _t4_table(results, profile, flows_of)}
+    tables = {k: v for k, v in tables.items() if len(v)}
+    figures = {"fig1_throughput": _fig_throughput(t1),
+               "fig2_bic_sinusoidal_udp": _fig_udp(profile, flows_of, results),
+               "fig3_stability_by_path": _fig_bars(per_path, list(PATHS),
+                                                   "Stability index without UDP, sizes 2 & 3"),
+               "fig4_stability_udp": _fig_bars(by_stack, ["none", *(f"{p}s" for p in UDP_PERIODS)],
+                                               "Stability index by UDP period, sizes 2 & 3"),
+               "fig5_intra_ufl": _fig_intra(flows_of, results)}
+    return {"tables": tables, "figures": figures, "notes": [__doc__.split("\n\n", 1)[1]]}
+
+
+# ----- figures --------------------------------------------------------------------------------
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _fig_throughput(t1: pd.DataFrame):
+    """Figure 1: average of sizes 2 and 3 per path and stack, ours as bars and
+    the paper's as markers."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(PATHS), figsize=(11, 3.4), sharey=True)
+    big = t1[t1["size"].isin((2, 3))]
+    for ax, path in zip(axes, PATHS, strict=True):
+        g = big[big["path"] == path].groupby("stack", sort=False)[["mbps", "paper_mbps"]].mean()
+        x = np.arange(len(g))
+        ax.bar(x, g["mbps"].fillna(0), color="tab:blue", label="tcpeval")
+        ax.plot(x, g["paper_mbps"], "o", color="tab:red", label="paper")
+        ax.set_xticks(x, g.index, rotation=60, fontsize=7)
+        ax.set_title(f"{PATHS[path].site} ({PATHS[path].rtt_ms:g} ms)", fontsize=9)
+    axes[0].set_ylabel("throughput (Mbit/s)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _no_data(ax, what: str) -> None:
+    ax.text(0.5, 0.5, f"{what}: not in this profile", ha="center", va="center",
+            transform=ax.transAxes)
+
+
+def _fig_udp(profile: str, flows_of, results: dict):
+    """Figure 2: BIC to UFL with 8 MB windows beside the sinusoidal UDP stream
+    (its offered rate, as set in the scenario)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    p = PROFILES[profile]
+    period = p["udp_periods"][0]
+    name = f"udp{period}-medium-s3-bic"
+    if name in results and flows_of:
+        f = flows_of(name)
+        f = f[f["flow"] == 0]
+        rate = PATHS["medium"].rate_mbps
+        t = np.linspace(0, p["duration"], 400)
+        udp = rate * ((UDP_HIGH + UDP_LOW) / 2 + (UDP_HIGH - UDP_LOW) / 2 *
+                      np.sin(2 * np.pi * t / period))
+        ax.plot(f["t_s"], f["throughput_mbps"], label="Bic-TCP")
+        ax.plot(t, udp, label=f"UDP offered (period {period} s)")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("Mbit/s")
+        ax.legend(fontsize=7)
+    else:
+        _no_data(ax, "Bic-TCP with UDP to UFL, 8 MB")
+    ax.set_title("Bic-TCP with sinusoidal UDP, UFL, 8 MB window", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def _fig_bars(df: pd.DataFrame, columns: list[str], title: str):
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    cols = [c for c in columns if c in df.columns]
+    x = np.arange(len(df))
+    width = 0.8 / max(1, len(cols))
+    for i, c in enumerate(cols):
+        ax.bar(x + (i - (len(cols) - 1) / 2) * width, df[c].astype(float).fillna(0), width,
+               label=str(c))
+    ax.set_xticks(x, df["stack"], rotation=30, fontsize=7)
+    ax.set_ylabel("stability index (std / mean)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _fig_intra(flows_of, results: dict):
+    """Figure 5: two FAST flows and two HS-TCP flows to UFL with 8 MB windows."""
+    plt = _plt()
+    fig, axes = plt.subplots(2, 1, figsize=(8, 4.6), sharex=True)
+    for ax, s in zip(axes, ("fast", "highspeed"), strict=True):
+        name = f"intra-medium-s3-{s}"
+        if name in results and flows_of:
+            f = flows_of(name)
+            for flow, style in ((0, "-"), (1, ":")):
+                g = f[f["flow"] == flow]
+                ax.plot(g["t_s"], g["throughput_mbps"], style, label=f"{STACKS[s]} {flow + 1}")
+            total = f.groupby("t_s")["throughput_mbps"].sum()
+            ax.plot(total.index, total.to_numpy(), "-", color="grey", label="sum")
+            ax.set_ylabel("Mbit/s")
+            ax.legend(fontsize=7)
+        else:
+            _no_data(ax, f"{STACKS[s]} intra, UFL 8 MB")
+        ax.set_title(f"{STACKS[s]} vs {STACKS[s]}, UFL, 8 MB", fontsize=9)
+    axes[-1].set_xlabel("time (s)")
+    fig.tight_layout()
+    return fig
