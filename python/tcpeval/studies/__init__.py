@@ -11,9 +11,9 @@ A study module provides NAME, TITLE, SOURCE, PROFILES (smoke, quick, full), and
 
 from __future__ import annotations
 
-from . import bhatti2009, dalton2004
+from . import bhatti2009, bullot2004, dalton2004, ha2006, tengig
 
-STUDIES = {m.NAME: m for m in (bhatti2009, dalton2004)}
+STUDIES = {m.NAME: m for m in (bhatti2009, bullot2004, dalton2004, ha2006, tengig)}
 PROFILES = ("smoke", "quick", "full")
 
 
