@@ -20,6 +20,7 @@ $(VENV)/.deps: pyproject.toml
 $(STAMP): $(VENV)/.deps $(RUST_SRC)
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
 		$(VENV)/bin/maturin develop --release -q
+	cargo build --release -q -p tcpeval-delayline
 	touch $@
 
 demo: setup

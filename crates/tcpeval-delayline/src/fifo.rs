@@ -1,0 +1,195 @@
+//! The delay scheduler: a fixed-capacity FIFO per queue (or route) that holds
+//! each packet until its due time = arrival + delay, and the per-queue counters
+//! reported at exit. Times are nanoseconds on whatever clock the mode uses
+//! (see `main.rs`); the scheduler itself never reads a clock, so it is tested
+//! with hand-picked times.
+//!
+//! Release is strictly FIFO: NFQUEUE verdicts are batched by packet id (a batch
+//! verdict accepts every id up to the given one), so a packet can never
+//! overtake an earlier one. A constant delay preserves arrival order anyway.
+
+/// One held packet: due time and what the mode needs to release it
+/// (an NFQUEUE packet id, or a TUN buffer slot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Held<T> {
+    due_ns: u64,
+    item: T,
+}
+
+/// Counters of one queue or route, as printed in the exit JSON.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Packets released.
+    pub pkts: u64,
+    /// Largest number of packets held at once.
+    pub maxdepth: usize,
+    /// Sum and maximum of (release time - due time).
+    pub late_sum_ns: u64,
+    pub late_max_ns: u64,
+    /// NFQUEUE packets without NFQA_TIMESTAMP (delayed from receive time instead).
+    pub no_kernel_ts: u64,
+    /// recv() reported ENOBUFS: the kernel could not deliver (and dropped) packets.
+    pub enobufs: u64,
+    /// TUN packets matching no route (forwarded with zero delay).
+    pub unmatched: u64,
+    /// Packets the delay line had to drop (ring full, oversize, write error).
+    pub dropped: u64,
+}
+
+impl Stats {
+    pub fn late_mean_us(&self) -> f64 {
+        if self.pkts == 0 {
+            0.0
+        } else {
+            self.late_sum_ns as f64 / self.pkts as f64 / 1e3
+        }
+    }
+}
+
+/// Fixed-capacity ring of held packets with the queue's delay and counters.
+/// All memory is allocated in `new`; `push`/`pop_due` never allocate.
+#[derive(Debug)]
+pub struct DelayQueue<T> {
+    ring: Vec<Held<T>>,
+    head: usize,
+    len: usize,
+    delay_ns: u64,
+    pub stats: Stats,
+}
+
+impl<T: Copy + Default> DelayQueue<T> {
+    pub fn new(capacity: usize, delay_us: u64) -> DelayQueue<T> {
+        assert!(capacity > 0, "capacity must be positive");
+        DelayQueue {
+            ring: vec![Held { due_ns: 0, item: T::default() }; capacity],
+            head: 0,
+            len: 0,
+            delay_ns: delay_us * 1000,
+            stats: Stats::default(),
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// Holds `item`, which arrived at `arrival_ns`, until arrival + delay.
+    /// Gives the item back when the ring is full (the caller drops it).
+    pub fn push(&mut self, arrival_ns: u64, item: T) -> Result<(), T> {
+        if self.len == self.ring.len() {
+            return Err(item);
+        }
+        let tail = (self.head + self.len) % self.ring.len();
+        self.ring[tail] = Held { due_ns: arrival_ns.saturating_add(self.delay_ns), item };
+        self.len += 1;
+        self.stats.maxdepth = self.stats.maxdepth.max(self.len);
+        Ok(())
+    }
+
+    /// Due time of the oldest held packet.
+    pub fn next_due(&self) -> Option<u64> {
+        (self.len > 0).then(|| self.ring[self.head].due_ns)
+    }
+
+    /// Removes the oldest packet if it is due at `now_ns`, counting its
+    /// lateness (`now_ns` is taken as its release time).
+    pub fn pop_due(&mut self, now_ns: u64) -> Option<T> {
+        let held = self.ring[self.head];
+        if self.len == 0 || held.due_ns > now_ns {
+            return None;
+        }
+        self.head = (self.head + 1) % self.ring.len();
+        self.len -= 1;
+        let late = now_ns - held.due_ns;
+        self.stats.pkts += 1;
+        self.stats.late_sum_ns += late;
+        self.stats.late_max_ns = self.stats.late_max_ns.max(late);
+        Some(held.item)
+    }
+}
+
+/// Earliest due time over several queues.
+pub fn earliest_due<'a, T: Copy + Default + 'a>(queues: impl Iterator<Item = &'a DelayQueue<T>>) -> Option<u64> {
+    queues.filter_map(|q| q.next_due()).min()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn holds_until_due_then_releases_in_order() {
+        let mut q: DelayQueue<u32> = DelayQueue::new(4, 20_000);
+        q.push(0, 1).unwrap();
+        q.push(MS, 2).unwrap();
+        q.push(2 * MS, 3).unwrap();
+        assert_eq!(q.next_due(), Some(20 * MS));
+        assert_eq!(q.pop_due(20 * MS - 1), None);
+        assert_eq!(q.pop_due(21 * MS), Some(1));
+        assert_eq!(q.pop_due(21 * MS), Some(2));
+        assert_eq!(q.pop_due(21 * MS), None);
+        assert_eq!(q.pop_due(25 * MS), Some(3));
+        assert_eq!(q.next_due(), None);
+        assert_eq!(q.pop_due(u64::MAX), None);
+    }
+
+    #[test]
+    fn lateness_accounting() {
+        let mut q: DelayQueue<u32> = DelayQueue::new(8, 1000);
+        for (i, t) in [0u64, 10_000, 20_000].iter().enumerate() {
+            q.push(*t, i as u32).unwrap();
+        }
+        // Dues 1 ms, 1.01 ms, 1.02 ms; released at 1.0 ms+0, 1.05 ms, 1.05 ms.
+        q.pop_due(MS).unwrap();
+        q.pop_due(MS + 50_000).unwrap();
+        q.pop_due(MS + 50_000).unwrap();
+        assert_eq!(q.stats.pkts, 3);
+        assert_eq!(q.stats.late_sum_ns, 40_000 + 30_000);
+        assert_eq!(q.stats.late_max_ns, 40_000);
+        assert!((q.stats.late_mean_us() - 70.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn fifo_even_when_a_later_arrival_is_due_earlier() {
+        // Kernel timestamps from two CPUs can be slightly out of order; the
+        // later packet must still wait behind the earlier one.
+        let mut q: DelayQueue<u32> = DelayQueue::new(4, 0);
+        q.push(5 * MS, 1).unwrap();
+        q.push(3 * MS, 2).unwrap();
+        assert_eq!(q.pop_due(4 * MS), None);
+        assert_eq!(q.pop_due(5 * MS), Some(1));
+        assert_eq!(q.pop_due(5 * MS), Some(2));
+        assert_eq!(q.stats.late_max_ns, 2 * MS);
+    }
+
+    #[test]
+    fn full_ring_refuses_and_wraps_around() {
+        let mut q: DelayQueue<u32> = DelayQueue::new(2, 0);
+        q.push(0, 1).unwrap();
+        q.push(0, 2).unwrap();
+        assert_eq!(q.push(0, 3), Err(3));
+        assert_eq!(q.stats.maxdepth, 2);
+        assert_eq!(q.pop_due(0), Some(1));
+        q.push(0, 4).unwrap();
+        assert_eq!(q.push(0, 5), Err(5));
+        assert_eq!((q.pop_due(0), q.pop_due(0), q.pop_due(0)), (Some(2), Some(4), None));
+        assert_eq!(q.capacity(), 2);
+    }
+
+    #[test]
+    fn earliest_over_queues() {
+        let mut a: DelayQueue<u32> = DelayQueue::new(2, 10);
+        let mut b: DelayQueue<u32> = DelayQueue::new(2, 5);
+        assert_eq!(earliest_due([&a, &b].into_iter()), None);
+        a.push(0, 1).unwrap();
+        b.push(0, 1).unwrap();
+        assert_eq!(earliest_due([&a, &b].into_iter()), Some(5_000));
+    }
+
+    #[test]
+    fn mean_of_empty_is_zero() {
+        assert_eq!(Stats::default().late_mean_us(), 0.0);
+    }
+}
