@@ -60,7 +60,7 @@ def run_backend(resolved: dict) -> tuple[dict, float]:
 
         try:
             raw = testbed.run_engine_config(engine_config(resolved))
-        except testbed.TestbedUnavailable as e:
+        except (testbed.TestbedUnavailable, testbed.TestbedError) as e:
             raise ScenarioError(f"backend testbed: {e}") from None
     else:
         raw = simulate(engine_config(resolved))

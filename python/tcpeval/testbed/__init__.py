@@ -1,6 +1,13 @@
 """The real-kernel testbed (issue 9): the same scenarios on Linux's own TCP in
-network namespaces. This first part tells what the kernel offers and which
-scenarios it cannot run; running scenarios is not implemented yet, and says so.
+network namespaces.
+
+- check(): what the kernel offers and the envelope it supports;
+- refuse_reason(): why a scenario cannot run here (before anything starts);
+- run_engine_config(): build the namespace dumbbell (topology.py), run the
+  project's sender and sink (endpoint.py), measure (runner.py, counters.py),
+  return the engine's result shape (results.py) with a validity verdict
+  (gates.py); everything is torn down afterwards;
+- cleanup(): leftovers of a SIGKILLed run.
 
 Facts about this machine kind come from shared/reference/linux-testbed.md (a
 probe of 2026-11-22): no netem, fq or red qdiscs; tbf/htb with pfifo/bfifo;
@@ -11,18 +18,29 @@ reno, cubic and bbr; NFQUEUE and TUN delay lines keep their timing up to about
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import shutil
+import signal
 import subprocess
 import uuid
 from pathlib import Path
+
+from .shell import TestbedError
+
+__all__ = ["TestbedError", "TestbedUnavailable", "check", "cleanup", "refuse_reason",
+           "run_engine_config"]
 
 PROBE_QDISCS = ("tbf", "htb", "pfifo", "bfifo", "netem", "fq", "fq_codel", "red", "codel")
 # Measured envelope (reference/linux-testbed.md section 2a): aggregate rate the
 # user-space delay line keeps on time on 2 vCPUs, and the rate without delay.
 DELAY_LINE_MAX_BPS = 200e6
 NO_DELAY_MAX_BPS = 1e9
+# One sender and one receiver namespace, and two Python processes, per flow;
+# beyond this many flows the 2-vCPU machine is the bottleneck, not the link.
+MAX_FLOWS = 8
+DELAYLINE_ENV = "TCPEVAL_DELAYLINE"
 
 
 class TestbedUnavailable(RuntimeError):
@@ -108,35 +126,152 @@ def check() -> dict:
             "delay": "netem" if qdiscs and qdiscs.get("netem") else
                      "user-space delay line (NFQUEUE or TUN)",
         },
-        "runs_scenarios": False,
+        "delay_line": delay_line_path(),
+        "tools": {t: bool(shutil.which(t)) for t in TOOLS},
+        "runs_scenarios": True,
     }
+
+
+TOOLS = ("ip", "tc", "ethtool", "iptables", "iptables-save")
+
+
+def delay_line_path() -> str | None:
+    """The delay-line binary: $TCPEVAL_DELAYLINE, else the repository's release
+    build (`make setup`), else PATH."""
+    env = os.environ.get(DELAYLINE_ENV)
+    if env:
+        return env if os.access(env, os.X_OK) else None
+    built = Path(__file__).resolve().parents[3] / "target" / "release" / "tcpeval-delayline"
+    if os.access(built, os.X_OK):
+        return str(built)
+    return shutil.which("tcpeval-delayline")
+
+
+def needs_delay(config: dict) -> bool:
+    return any(f["rtt_ns"] > 0 for f in config["flows"])
+
+
+def delay_mode(config: dict, caps: dict) -> str:
+    """How propagation delay is emulated: none, netem, nfqueue or tun."""
+    if not needs_delay(config):
+        return "none"
+    if caps.get("netem"):
+        return "netem"
+    return "nfqueue" if caps.get("nfqueue") else "tun"
 
 
 def refuse_reason(config: dict, caps: dict | None = None) -> str | None:
     """Why this kernel cannot run an engine config, or None. Checked before
-    anything starts."""
+    anything starts; each reason names the field and what would work."""
     caps = caps or check()
+    for check_one in (_refuse_flows, _refuse_network, _refuse_envelope, _refuse_machine):
+        reason = check_one(config, caps)
+        if reason:
+            return reason
+    return None
+
+
+def _refuse_flows(config: dict, caps: dict) -> str | None:
     ccs = set(caps["congestion_controls"])
-    for i, f in enumerate(config["flows"]):
+    flows = config["flows"]
+    for i, f in enumerate(flows):
         cc = "reno" if f["cc"] == "newreno" else f["cc"]
         if cc not in ccs:
             return (f"flows[{i}].cc: the kernel offers {', '.join(sorted(ccs)) or 'none'}, "
                     f"not {f['cc']!r}; run it with --backend sim")
+        if f.get("group") in ("web", "background"):
+            return ("background: web and long-lived background traffic is not available on "
+                    "the testbed; remove [background] or use --backend sim")
+        problem = _flow_problem(f)
+        if problem:
+            return f"flows[{i}].{problem}"
+    if len(flows) > MAX_FLOWS:
+        return (f"flows: {len(flows)} flows (counting streams); the testbed runs at most "
+                f"{MAX_FLOWS} on this machine; use fewer flows or --backend sim")
+    return None
+
+
+def _flow_problem(f: dict) -> str | None:
+    if f.get("direction", "forward") != "forward":
+        return "direction: only forward flows run on the testbed; use --backend sim"
+    if f.get("path"):
+        return "path: the testbed is a dumbbell; use --backend sim for a parking lot"
+    if f.get("params"):
+        return ("params: the kernel's algorithm parameters are machine-wide module "
+                "parameters; remove params or use --backend sim")
+    if not f.get("delayed_ack", True):
+        return "delayed_ack: Linux always delays ACKs; use delayed_ack = true or --backend sim"
+    if f.get("delack_timeout_ns", 40_000_000) != 40_000_000:
+        return ("delack_timeout: Linux's delayed-ACK timer is its own (40 ms minimum); "
+                "use the default or --backend sim")
+    if f.get("nic_queue_pkts"):
+        return "txqueuelen: not emulated on the testbed; remove it or use --backend sim"
+    if f.get("mtu", 1500) > 9000:
+        return "mtu: the testbed's veths carry at most 9000 bytes; use a smaller mtu"
+    return None
+
+
+def _refuse_network(config: dict, caps: dict) -> str | None:
     net = config["network"]
     qd = caps.get("qdiscs") or {}
-    if net.get("queue", "droptail") == "red" and not qd.get("red"):
-        return "network.queue: the kernel has no red qdisc; use droptail or --backend sim"
+    if net.get("queue", "droptail") == "red":
+        if not qd.get("red"):
+            return "network.queue: the kernel has no red qdisc; use droptail or --backend sim"
+        return "network.queue: RED is not implemented on the testbed; use droptail"
+    if net.get("queue", "droptail") != "droptail":
+        return f"network.queue: only droptail runs on the testbed, not {net['queue']!r}"
+    if net.get("hops"):
+        return "network.hops: the testbed is a dumbbell; use --backend sim for a parking lot"
     if config.get("udp"):
         return "udp: UDP cross traffic is not available on the testbed yet"
+    return None
+
+
+def _refuse_envelope(config: dict, caps: dict) -> str | None:
+    net = config["network"]
     rate = net["bottleneck_rate_bps"]
     flows = len(config["flows"])
-    if rate > caps["envelope"]["max_rate_with_delay_bps"] and not caps.get("netem"):
+    delay = needs_delay(config)
+    if delay and not caps.get("netem") and rate > caps["envelope"]["max_rate_with_delay_bps"]:
         return (f"network.bottleneck_rate_bps: {rate / 1e6:g} Mbit/s with emulated delay is "
                 f"beyond this machine's delay line ({DELAY_LINE_MAX_BPS / 1e6:g} Mbit/s "
                 f"aggregate for {flows} flow(s)); use a lower rate or --backend sim")
+    limit = caps["envelope"].get("max_rate_without_delay_bps", NO_DELAY_MAX_BPS)
+    if rate > limit:
+        return (f"network.bottleneck_rate_bps: {rate / 1e6:g} Mbit/s is beyond what this "
+                f"machine forwards ({limit / 1e6:g} Mbit/s); use a lower rate or --backend sim")
+    if delay and not caps.get("netem"):
+        if not (caps.get("nfqueue") or caps.get("tun")):
+            return ("flows.rtt: the kernel has neither netem, NFQUEUE nor TUN to emulate "
+                    "delay; use --backend sim")
+        if not caps.get("delay_line"):
+            return ("flows.rtt: emulated delay needs the tcpeval-delayline binary (no netem "
+                    f"here); build it with `make setup`, or set {DELAYLINE_ENV}")
+    return None
+
+
+def _refuse_machine(config: dict, caps: dict) -> str | None:
     if not caps["root"]:
         return "the testbed needs root (network namespaces and tc)"
+    tools = caps.get("tools", {})
+    need = ["ip", "tc", "ethtool"]
+    if config["network"].get("loss", 0) > 0 or delay_mode(config, caps) == "nfqueue":
+        need += ["iptables", "iptables-save"]
+    missing = [t for t in need if not tools.get(t, True)]
+    if missing:
+        return (f"missing tools: {', '.join(missing)}; install them "
+                "(`make testbed-deps`, or apt-get install ethtool iptables)")
     return None
+
+
+def install_tools() -> None:
+    """ethtool and iptables with apt when root and missing (reference section 5)."""
+    missing = [pkg for pkg, tool in (("ethtool", "ethtool"), ("iptables", "iptables"))
+               if not shutil.which(tool)]
+    if missing and os.geteuid() == 0 and shutil.which("apt-get"):
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing],
+                       capture_output=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
 
 
 PREFIX = "tcpe-"
@@ -150,22 +285,39 @@ def namespaces() -> list[str]:
 
 def cleanup(prefix: str = PREFIX) -> list[str]:
     """Remove leftovers of tcpeval runs (after a SIGKILL): every network namespace
-    whose name starts with the testbed's prefix, and nothing else. Returns the
-    names removed."""
+    whose name starts with the testbed's prefix, and nothing else. Processes
+    still running inside one are killed first (they would survive the deletion).
+    Returns the names removed."""
     if not prefix.startswith(PREFIX):
         raise ValueError(f"refusing to clean namespaces outside the {PREFIX!r} prefix")
     removed = []
     for ns in namespaces():
-        if ns.startswith(prefix) and _run("ip", "netns", "del", ns):
+        if not ns.startswith(prefix):
+            continue
+        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
+        for pid in pids.stdout.split():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid), signal.SIGKILL)
+        if _run("ip", "netns", "del", ns):
             removed.append(ns)
     return removed
 
 
 def run_engine_config(config: dict) -> dict:
-    """Run an engine config on the kernel. Not implemented yet: refuses with the
-    reason, or says that running is not available."""
-    reason = refuse_reason(config)
+    """Run an engine config on the kernel and return the engine's result shape,
+    with "backend": "testbed" and a "validity" verdict. Refuses (TestbedUnavailable)
+    before anything starts when the kernel cannot run it."""
+    from . import gates, results
+    from .runner import measure, new_prefix
+    from .topology import make_plan
+
+    install_tools()
+    caps = check()
+    reason = refuse_reason(config, caps)
     if reason:
         raise TestbedUnavailable(reason)
-    raise TestbedUnavailable("running scenarios on the testbed is not implemented yet "
-                             "(`tcpeval testbed check` works); use --backend sim")
+    plan = make_plan(config, new_prefix(), delay_mode(config, caps), caps.get("delay_line"))
+    m = measure(plan)
+    raw = results.engine_result(plan, config, m)
+    raw["validity"] = gates.evaluate(plan, raw, m)
+    return raw

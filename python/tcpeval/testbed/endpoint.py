@@ -1,0 +1,241 @@
+"""The testbed's traffic: a bulk sender that samples TCP_INFO, and a sink that
+counts the bytes it delivers to the application. Each runs as a child process
+inside its network namespace (`ip netns exec NS python endpoint.py ...`), with
+the standard library only, so it starts fast and never imports numpy.
+
+Times are seconds since the run's epoch `--t0`, an absolute CLOCK_MONOTONIC
+value shared by every process of the run (namespaces do not change that clock).
+Output: one JSON object per line on stdout; the last one has "kind": "end".
+
+TCP_INFO layout: struct tcp_info in include/uapi/linux/tcp.h (Linux 6.x), read
+as in shared/reference/linux-testbed.md section 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+
+TCP_INFO_FORMAT = "=8B24I4Q6I4Q2I2Q2I"
+_FIELDS = (
+    "state ca_state retransmits probes backoff options wscale flags "
+    "rto ato snd_mss rcv_mss unacked sacked lost retrans fackets last_data_sent "
+    "last_ack_sent last_data_recv last_ack_recv pmtu rcv_ssthresh rtt rttvar snd_ssthresh "
+    "snd_cwnd advmss reordering rcv_rtt rcv_space total_retrans "
+    "pacing_rate max_pacing_rate bytes_acked bytes_received "
+    "segs_out segs_in notsent_bytes min_rtt data_segs_in data_segs_out "
+    "delivery_rate busy_time rwnd_limited sndbuf_limited delivered delivered_ce "
+    "bytes_sent bytes_retrans dsack_dups reord_seen")
+TCP_INFO_FIELDS = tuple(_FIELDS.split())
+KEEP = ("snd_cwnd", "snd_ssthresh", "rtt", "min_rtt", "unacked", "sacked", "lost", "retrans",
+        "total_retrans", "bytes_acked", "bytes_sent", "bytes_retrans", "data_segs_out",
+        "segs_in", "delivery_rate", "pacing_rate", "dsack_dups", "reord_seen")
+CHUNK = 1 << 20
+LINGER_S = 0.5
+
+
+def tcp_info(sock: socket.socket) -> dict:
+    size = struct.calcsize(TCP_INFO_FORMAT)
+    raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, size)
+    raw = raw.ljust(size, b"\0")  # older kernels return fewer fields
+    return dict(zip(TCP_INFO_FIELDS, struct.unpack(TCP_INFO_FORMAT, raw), strict=True))
+
+
+def netstat() -> dict[str, int]:
+    """This namespace's TcpExt counters (/proc/net/netstat is per network namespace)."""
+    out = {}
+    with open("/proc/net/netstat") as fh:
+        lines = fh.read().splitlines()
+    for names, values in zip(lines[::2], lines[1::2], strict=True):
+        if names.startswith("TcpExt:"):
+            out.update(zip(names.split()[1:], map(int, values.split()[1:]), strict=True))
+    return out
+
+
+def emit(obj: dict) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def sleep_until(t0: float, t: float) -> None:
+    delay = t0 + t - time.monotonic()
+    if delay > 0:
+        time.sleep(delay)
+
+
+def now(t0: float) -> float:
+    return time.monotonic() - t0
+
+
+def sample_loop(t0: float, first: float, step: float, end: float, stop: threading.Event,
+                take) -> None:
+    """Call take(t) at first, first + step, ... until end or until stop is set."""
+    k = 0
+    while not stop.is_set():
+        t = first + k * step
+        if t > end + 1e-9:
+            return
+        sleep_until(t0, t)
+        take(now(t0))
+        k += 1
+
+
+# ----- sink ------------------------------------------------------------------------------
+
+
+def sink(a: argparse.Namespace) -> None:
+    lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if a.window_clamp:
+        # Caps the advertised receive window: the scenario's max_window.
+        lsock.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, a.window_clamp)
+    lsock.bind((a.bind, a.port))
+    lsock.listen(1)
+    lsock.settimeout(0.2)
+    emit({"kind": "listening"})
+    state = {"bytes": 0, "completed": None}
+    stop = threading.Event()
+    def take(t: float) -> None:
+        state["sampled"] = state["bytes"]
+        emit({"kind": "sample", "t": t, "bytes": state["bytes"]})
+
+    sampler = threading.Thread(target=sample_loop, daemon=True, args=(
+        a.t0, 0.0, a.interval, a.duration, stop, take))
+    sampler.start()
+    # Reading goes on a little past the end, so the sender is the one to reset
+    # the connection (after its last TCP_INFO sample).
+    conn = _accept(lsock, a.t0, a.duration)
+    if conn is not None:
+        _receive(conn, a.t0, a.duration + LINGER_S, state)
+    sleep_until(a.t0, a.duration)
+    stop.set()
+    sampler.join()
+    done = state["completed"]
+    emit({"kind": "end", "t": now(a.t0), "bytes": state.get("sampled", 0),
+          "completed": done if done is not None and done <= a.duration else None})
+
+
+def _accept(lsock: socket.socket, t0: float, duration: float) -> socket.socket | None:
+    while now(t0) < duration:
+        try:
+            conn, _ = lsock.accept()
+            conn.settimeout(0.2)
+            return conn
+        except TimeoutError:
+            continue
+    return None
+
+
+def _receive(conn: socket.socket, t0: float, duration: float, state: dict) -> None:
+    buf = bytearray(CHUNK)
+    while now(t0) < duration:
+        try:
+            n = conn.recv_into(buf)
+        except TimeoutError:
+            continue
+        except ConnectionResetError:
+            return
+        if n == 0:
+            state["completed"] = now(t0)
+            return
+        state["bytes"] += n
+    _abort(conn)
+
+
+def _abort(sock: socket.socket) -> None:
+    """Close with a RST so nothing lingers after the run's end."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+
+
+# ----- sender ----------------------------------------------------------------------------
+
+
+def send(a: argparse.Namespace) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # Before connect, so the handshake already runs the scenario's algorithm.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cc.encode())
+    if a.mss:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, a.mss)
+    emit({"kind": "ready"})
+    before = netstat()
+    sleep_until(a.t0, a.start)
+    sock.settimeout(5.0)
+    sock.connect((a.dst, a.port))
+    cc = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
+    stop = threading.Event()
+    sampler = threading.Thread(target=sample_loop, daemon=True, args=(
+        a.t0, a.first_sample, a.trace_interval, a.duration, stop,
+        lambda t: emit({"kind": "sample", "t": t, **_kept(tcp_info(sock))})))
+    sampler.start()
+    finished = _transmit(sock, a)
+    sleep_until(a.t0, a.duration)
+    stop.set()
+    sampler.join()
+    final = _kept(tcp_info(sock))
+    after = netstat()
+    delta = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
+    emit({"kind": "end", "t": now(a.t0), "cc": cc, "finished_sending": finished, **final,
+          "netstat": delta})
+    _abort(sock)
+
+
+def _kept(info: dict) -> dict:
+    return {k: info[k] for k in KEEP}
+
+
+def _transmit(sock: socket.socket, a: argparse.Namespace) -> bool:
+    """Send until the byte budget, the flow's stop time or the run's end; True
+    when the application finished its data (then the socket is half-closed)."""
+    data = memoryview(b"\0" * CHUNK)
+    left = a.bytes if a.bytes else None
+    end = min(a.stop, a.duration) if a.stop is not None else a.duration
+    sock.settimeout(0.1)
+    while now(a.t0) < end and (left is None or left > 0):
+        chunk = data if left is None or left >= CHUNK else data[:left]
+        try:
+            n = sock.send(chunk)
+        except TimeoutError:
+            continue
+        except (ConnectionResetError, BrokenPipeError):
+            return False
+        if left is not None:
+            left -= n
+    if left == 0 or (a.stop is not None and a.stop < a.duration):
+        sock.shutdown(socket.SHUT_WR)
+        return True
+    return False
+
+
+def main(argv: list[str]) -> None:
+    p = argparse.ArgumentParser(prog="endpoint.py")
+    sub = p.add_subparsers(dest="role", required=True)
+    s = sub.add_parser("sink")
+    s.add_argument("--bind", required=True)
+    s.add_argument("--window-clamp", type=int, default=0)
+    r = sub.add_parser("send")
+    r.add_argument("--dst", required=True)
+    r.add_argument("--cc", required=True)
+    r.add_argument("--start", type=float, default=0.0)
+    r.add_argument("--stop", type=float, default=None)
+    r.add_argument("--bytes", type=int, default=0)
+    r.add_argument("--mss", type=int, default=0)
+    r.add_argument("--trace-interval", type=float, required=True)
+    r.add_argument("--first-sample", type=float, required=True)
+    for q in (s, r):
+        q.add_argument("--port", type=int, required=True)
+        q.add_argument("--t0", type=float, required=True)
+        q.add_argument("--duration", type=float, required=True)
+        q.add_argument("--tag", default="", help="the run's prefix, to find strays")
+    s.add_argument("--interval", type=float, required=True)
+    a = p.parse_args(argv)
+    (sink if a.role == "sink" else send)(a)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

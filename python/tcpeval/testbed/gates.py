@@ -1,0 +1,141 @@
+"""Validity gates of a testbed run (shared/reference/linux-testbed.md section 5).
+
+The machine is shared, so a run can be spoiled by its neighbours: the delay
+line falls behind, packets are lost or reordered outside the bottleneck, or the
+bottleneck does not deliver its rate. Each gate compares a measurement with a
+limit; a run that fails one is invalid and is never reported as a result.
+
+Limits, and why:
+- delay line: mean lateness below 1% of the flow's RTT (the reference's gate);
+  worst lateness below max(5 ms, RTT/4): single late packets of a few ms
+  happen on a busy box (reference: 4-21 ms), longer ones distort the RTT the
+  flow sees. No packet lost inside the relay (ENOBUFS), kernel timestamps on
+  (at most 1% of packets without one).
+- base RTT: each flow's min_rtt within max(2 ms, 2%) of the configured RTT.
+- drops only at the bottleneck: no drops on any veth or in the CPU backlogs,
+  and sender retransmissions explained by bottleneck drops: retransmissions
+  not later shown spurious by D-SACK at most 1.5 x drops + slack (tail loss
+  probes and RTOs retransmit a few segments that were not lost).
+- reordering near zero: reordering events (tcpi_reord_seen and the TcpExt
+  reorder counters) at most max(3 per flow, 1 per 10,000 data segments).
+- rate: the bottleneck never carries more than its rate (+2%); for a saturating
+  run (bulk flows, no window cap, no random loss, buffer >= 1 BDP of the longest
+  RTT) the aggregate goodput after the flows' start-up is >= 90% of the goodput
+  ceiling R * MSS / (MTU + 14).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .topology import ETH_HEADER, Plan
+
+REORDER_KEYS = ("TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder")
+
+
+def _gate(name: str, ok: bool, detail: str, **values) -> dict:
+    return {"gate": name, "ok": bool(ok), "detail": detail, **values}
+
+
+def delay_line(plan: Plan, stats: dict | None) -> list[dict]:
+    if plan.delay not in ("nfqueue", "tun"):
+        return []
+    # NFQUEUE numbers name the flow; the TUN relay's queues are its routes.
+    rtt_of = {q: f.rtt_s for f in plan.flows for q in (f.data_queue, f.ack_queue)
+              } if plan.delay == "nfqueue" else {}
+    out = []
+    for q in (stats or {}).get("queues", []):
+        rtt_us = rtt_of.get(q.get("queue"), min(f.rtt_s for f in plan.flows)) * 1e6
+        mean_lim, max_lim = 0.01 * rtt_us, max(5000.0, rtt_us / 4)
+        pkts = max(q.get("pkts", 0), 1)
+        ok = (q["late_mean_us"] < mean_lim and q["late_max_us"] <= max_lim
+              and q.get("enobufs", 0) == 0 and q.get("no_kernel_ts", 0) <= 0.01 * pkts)
+        out.append(_gate(
+            f"delay line queue {q.get('queue')}", ok,
+            f"late mean {q['late_mean_us']:.0f} us (limit {mean_lim:.0f}), max "
+            f"{q['late_max_us']:.0f} us (limit {max_lim:.0f}), {q.get('enobufs', 0)} lost in "
+            f"the relay, {q.get('no_kernel_ts', 0)} of {q.get('pkts', 0)} without kernel "
+            f"timestamp", late_mean_us=q["late_mean_us"], late_max_us=q["late_max_us"]))
+    return out
+
+
+def base_rtt(plan: Plan, flows: list[dict]) -> list[dict]:
+    out = []
+    for f, r in zip(plan.flows, flows, strict=True):
+        measured, want = r["min_rtt_ns"] / 1e6, f.rtt_s * 1e3
+        lim = max(2.0, 0.02 * want)
+        out.append(_gate(f"base RTT flow {f.index}", abs(measured - want) <= lim,
+                         f"min_rtt {measured:.2f} ms, configured {want:.2f} ms "
+                         f"(limit +-{lim:.1f} ms)", min_rtt_ms=measured))
+    return out
+
+
+def drops(plan: Plan, raw: dict, m: dict) -> list[dict]:
+    elsewhere = sum(m["device_drops"].values()) + max(m["softnet_drops"], 0)
+    out = [_gate("drops only at the bottleneck", elsewhere == 0,
+                 f"{elsewhere} packets dropped outside the bottleneck "
+                 f"(devices: {m['device_drops'] or 'none'}, CPU backlogs: {m['softnet_drops']})",
+                 drops_elsewhere=elsewhere)]
+    link = raw["links"][0]
+    dropped = link["drops_overflow"] + link["drops_random"]
+    retx = sum(f["retransmits"] for f in raw["flows"])
+    spurious = sum(f["netstat"].get("TCPDSACKRecv", 0) for f in raw["flows"])
+    slack = 10 + 10 * len(plan.flows)
+    explained = retx - spurious <= 1.5 * dropped + slack
+    out.append(_gate("retransmissions match bottleneck drops", explained,
+                     f"{retx} retransmissions ({spurious} shown spurious by D-SACK) for "
+                     f"{dropped} bottleneck drops (limit 1.5 x drops + {slack})",
+                     retransmits=retx, bottleneck_drops=dropped))
+    return out
+
+
+def reordering(plan: Plan, raw: dict) -> list[dict]:
+    events = sum(f["reordering_events"] + sum(f["netstat"].get(k, 0) for k in REORDER_KEYS)
+                 for f in raw["flows"])
+    segs = sum(f["segments_sent"] for f in raw["flows"])
+    lim = max(3 * len(plan.flows), segs / 10_000)
+    return [_gate("reordering near zero", events <= lim,
+                  f"{events} reordering events in {segs} data segments (limit {lim:.0f})",
+                  reordering_events=events)]
+
+
+def saturating(plan: Plan) -> bool:
+    longest = max(f.rtt_s for f in plan.flows)
+    bdp = plan.rate_bps * longest / 8
+    buf = plan.buffer.get("bytes", plan.buffer.get("pkts", 0) * (plan.mtu + ETH_HEADER))
+    return (plan.loss == 0 and buf >= 0.99 * bdp
+            and all(f.bytes is None and f.stop_s is None and f.window is None for f in plan.flows))
+
+
+def rate(plan: Plan, raw: dict) -> list[dict]:
+    f0 = plan.flows[0]
+    ceiling = plan.rate_bps * f0.mss / (f0.mtu + ETH_HEADER)
+    iv = raw["intervals"]
+    t = np.array(iv["t_ns"], float) / 1e9
+    d = np.array(iv["delivered_bytes"], float)
+    # After the last flow's start plus its start-up (at least 1 s, 20 RTTs).
+    settle = max(f.start_s for f in plan.flows) + max(1.0, 20 * max(f.rtt_s for f in plan.flows))
+    keep = t - plan.interval_s >= settle - 1e-9
+    span = len(set(t[keep])) * plan.interval_s
+    goodput = float(d[keep].sum() * 8 / span) if span else 0.0
+    link = raw["links"][0]
+    carried = link["tx_bytes"] * 8 / plan.duration_s
+    out = [_gate("bottleneck rate", carried <= 1.02 * plan.rate_bps,
+                 f"carried {carried / 1e6:.2f} Mbit/s on a {plan.rate_bps / 1e6:g} Mbit/s "
+                 f"bottleneck", carried_mbps=carried / 1e6)]
+    if saturating(plan) and span:
+        out.append(_gate("achieved rate", goodput >= 0.9 * ceiling,
+                         f"aggregate goodput {goodput / 1e6:.2f} Mbit/s after {settle:.1f} s, "
+                         f"ceiling {ceiling / 1e6:.2f} Mbit/s (need >= 90%)",
+                         goodput_mbps=goodput / 1e6, ceiling_mbps=ceiling / 1e6))
+    return out
+
+
+def evaluate(plan: Plan, raw: dict, m: dict) -> dict:
+    """Every gate's verdict; the run is valid when all pass."""
+    gates = (delay_line(plan, m.get("delayline")) + base_rtt(plan, raw["flows"])
+             + drops(plan, raw, m) + reordering(plan, raw) + rate(plan, raw))
+    failed = [g for g in gates if not g["ok"]]
+    return {"valid": not failed, "reasons": [f"{g['gate']}: {g['detail']}" for g in failed],
+            "gates": gates, "delay": plan.delay, "delay_line": m.get("delayline"),
+            "setup": m.get("setup", {})}
