@@ -28,32 +28,66 @@ fn drops_after(r: &SimResult, from_s: f64) -> u64 {
     (0..li.t_ns.len()).filter(|&i| li.link[i] == "bottleneck" && li.t_ns[i] as f64 / 1e9 > from_s).map(|i| li.drops[i]).sum()
 }
 
-/// Alone on 100 Mbit/s, 40 ms, 1-BDP buffer. The ECI fires a few packets of
-/// queue above the BDP (the re-centred threshold sits 0.15 x (base OWD + 2 x
-/// queue) above the minimum, about 0.11 RTT), and halving from there leaves
-/// the link idle for part of each cycle: a halving sawtooth from W = 1.1 BDP
-/// uses (1 - 0.55^2) / 2 + 0.1 = 0.45 of the 0.55 cycle, i.e. 0.82 of the link.
-/// So the ">= 90% alone" is out of reach of a faithful TCP-LP; the test
-/// checks that the flow reaches that sawtooth and stays on it (no collapse to
-/// cwnd 1, no loss), i.e. that nothing else (delayed ACKs, slow-start
-/// overshoot) starves it.
 fn alone(cc: FlowConfig) -> (f64, (u32, u32), u64) {
     let r = run_checked(dumbbell(RATE, 40, 1.0, 60, vec![cc]));
     (utilization(&r, RATE, 30.0, 60.0), cwnd_range(&r, 0, 30.0), drops_after(&r, 0.0))
 }
 
+/// Queue (packets) at which a lone flow's ECI fires, from Linux's re-centred
+/// range: after an ECI at smoothed OWD p + q, owd_min returns to the base
+/// forward delay p and owd_max stays 2 (p + q), so the next ECI fires at
+/// p + delta (p + 2 q); the fixed point is q = delta p / (1 - 2 delta), about
+/// 0.11 RTT on a symmetric path, whatever the buffer.
+fn eci_queue_pkts(bdp: f64, delta: f64) -> f64 {
+    let p = 0.5 * bdp; // the forward half of the round trip, in packets of delay
+    delta * p / (1.0 - 2.0 * delta)
+}
+
+/// Utilisation of the ECI sawtooth, round by round: from `w0` the window
+/// waits three RTTs (the inference window), then grows one packet per RTT to
+/// `w_max`, where the next ECI fires. A round carries w packets and lasts one
+/// base RTT or, with a queue, w / C.
+fn sawtooth_utilization(bdp: f64, w0: f64, w_max: f64) -> f64 {
+    let (mut sent, mut time) = (3.0 * w0, 3.0 * bdp.max(w0));
+    let mut w = w0;
+    while w < w_max {
+        sent += w;
+        time += bdp.max(w);
+        w += 1.0;
+    }
+    sent / time
+}
+
+/// RFC 3649 section 5 b(w), the decrease HSTCP-LP's `eci_decrease = "hstcp"` applies.
+fn hstcp_b(w: f64) -> f64 {
+    0.5 - 0.4 * (w.ln() - 38f64.ln()) / (83000f64.ln() - 38f64.ln())
+}
+
+/// Alone on 100 Mbit/s, 40 ms, 1-BDP buffer a low-priority flow rides an ECI
+/// sawtooth without loss, and its utilisation is what that sawtooth predicts
+/// from first principles (within 3 points): with halving about 0.82. The
+/// issue's ">= 90% alone" is out of reach of a faithful TCP-LP on any buffer:
+/// the re-centred threshold sits ~0.11 RTT of queue above the base delay, and
+/// halving from 1.11 BDP idles the link for part of each cycle
+/// (docs/algorithms/lp.md). HSTCP-LP with HighSpeed's b(w) decrease backs off
+/// less and predicts (and reaches) more.
 #[test]
-fn lp_alone_rides_an_eci_sawtooth_without_loss() {
+fn lp_alone_matches_the_eci_sawtooth_without_loss() {
+    let q = eci_queue_pkts(BDP_40MS, 0.15);
+    let w_max = BDP_40MS + q;
+    let halving = sawtooth_utilization(BDP_40MS, 0.5 * w_max, w_max);
+    let bw = sawtooth_utilization(BDP_40MS, (1.0 - hstcp_b(w_max)) * w_max, w_max);
     for (name, f, want) in [
-        ("lp", flow("lp", 40, 0.0), 0.78),
-        ("hstcplp", flow("hstcplp", 40, 0.0), 0.77),
-        ("hstcplp, b(w) decrease", with(flow("hstcplp", 40, 0.0), "eci_decrease", "hstcp".into()), 0.85),
+        ("lp", flow("lp", 40, 0.0), halving),
+        ("hstcplp", flow("hstcplp", 40, 0.0), halving),
+        ("hstcplp, b(w) decrease", with(flow("hstcplp", 40, 0.0), "eci_decrease", "hstcp".into()), bw),
     ] {
         let (u, (lo, hi), drops) = alone(f);
-        println!("{name}: utilization {u:.3}, cwnd {lo}..{hi}, drops {drops}");
-        assert!(u >= want, "{name}: utilization {u:.3} < {want}");
+        println!("{name}: utilization {u:.3} (predicted {want:.3}), cwnd {lo}..{hi} (ECI at {w_max:.0}), drops {drops}");
+        assert!((u - want).abs() <= 0.03, "{name}: utilization {u:.3}, predicted {want:.3}");
         assert_eq!(drops, 0, "{name}: the ECI must act before the buffer overflows");
-        assert!(lo as f64 >= 0.5 * BDP_40MS && hi as f64 <= 1.25 * BDP_40MS, "{name}: cwnd {lo}..{hi}");
+        assert!((hi as f64 - w_max).abs() <= 0.05 * BDP_40MS, "{name}: cwnd peaks at {hi}, ECI predicted at {w_max:.0}");
+        assert!(lo as f64 >= 0.45 * BDP_40MS, "{name}: cwnd falls to {lo}");
     }
 }
 
@@ -148,11 +182,12 @@ fn random_loss_costs_westwood_less_than_reno() {
 }
 
 /// Illinois alone on a 1-BDP buffer: alpha is lower and beta higher when the
-/// queue is long than when it is short (measured: 30 ms of queueing, alpha 1.36
-/// and beta 0.18; 48 ms, alpha 0.89 and beta 0.24). The contrast is muted
-/// because the largest delay Illinois has seen, dm, is inflated to 150 ms by the
-/// sender's RTT samples during SACK recovery (taken from the stale echoed
-/// timestamp; see docs/algorithms/illinois.md), so da/dm stays within 0.2-0.3.
+/// queue is long than when it is short (measured: 27 ms of queueing, alpha 0.55
+/// and beta 0.35; 41 ms, alpha 0.36 and beta 0.49). The largest queueing delay
+/// it has seen, dm, is the buffer's 50 ms: the sender's RTT samples come from
+/// the send times of the segments an ACK delivers (Linux `tcp_ack_update_rtt`),
+/// so SACKs during recovery do not report the age of the hole (with samples
+/// from the echoed timestamp dm reached 150 ms).
 #[test]
 fn illinois_alpha_falls_and_beta_rises_with_queueing_delay() {
     let cfg = dumbbell(RATE, 50, 1.0, 40, vec![flow("illinois", 50, 0.0)]);
@@ -166,6 +201,10 @@ fn illinois_alpha_falls_and_beta_rises_with_queueing_delay() {
             samples.push((s.s.srtt.saturating_sub(s.s.min_rtt) as f64 / MS as f64, c.alpha(), c.beta()));
         }
     }
+    let Cc::Illinois(c) = &sim.sender(0).cc else { panic!("illinois") };
+    let dm_ms = c.queueing_delays_us().0 as f64 / 1e3;
+    println!("illinois: dm {dm_ms:.1} ms (buffer holds 50 ms)");
+    assert!((45.0..=56.0).contains(&dm_ms), "dm {dm_ms:.1} ms, the buffer holds 50 ms");
     // Parameters change once per RTT from the previous round's delays: compare
     // the quarter of samples with the shortest queue with the quarter with the
     // longest.

@@ -41,6 +41,12 @@ impl RttEstimator {
         self.backoff = 0;
     }
 
+    /// A sample that only feeds the minimum (Linux `tcp_update_rtt_min` takes
+    /// the newest delivered segment's RTT, the estimator the oldest one's).
+    pub fn note_min(&mut self, r: Time) {
+        self.min_rtt = self.min_rtt.min(r.max(1));
+    }
+
     /// The current timeout, including backoff.
     pub fn rto(&self) -> Time {
         let base = if self.sampled { self.srtt + (4 * self.rttvar).max(RTO_MIN) } else { RTO_INIT };

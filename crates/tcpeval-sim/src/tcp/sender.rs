@@ -25,6 +25,9 @@ const RETRANS: u8 = 4;
 
 /// The flight this segment was (last) sent in was application-limited.
 const APP_LIMITED: u8 = 8;
+/// The segment was retransmitted at least once (Linux TCPCB_EVER_RETRANS): Karn's
+/// rule keeps its ACK out of the RTT samples.
+const EVER_RETRANS: u8 = 16;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Seg {
@@ -48,6 +51,30 @@ struct RateTrack {
     prior_time: Time,
     send_interval: Time,
     app_limited: bool,
+    rtt: RttTrack,
+}
+
+/// Send times of the never-retransmitted segments an ACK newly delivers, split
+/// by how (Linux `tcp_clean_rtx_queue` first_ackt/last_ackt and `tcp_sacktag_one`
+/// first_sackt/last_sackt), from which the ACK's RTT samples come.
+#[derive(Clone, Copy, Default)]
+struct RttTrack {
+    ackt: Option<(Time, Time)>,
+    sackt: Option<(Time, Time)>,
+    /// A retransmitted segment was cumulatively acknowledged (FLAG_RETRANS_DATA_ACKED).
+    retrans_acked: bool,
+}
+
+impl RttTrack {
+    fn note(&mut self, seg: &Seg, sacked: bool) {
+        if seg.flags & EVER_RETRANS != 0 {
+            self.retrans_acked |= !sacked;
+            return;
+        }
+        let range = if sacked { &mut self.sackt } else { &mut self.ackt };
+        let (lo, hi) = range.unwrap_or((seg.tx_time, seg.tx_time));
+        *range = Some((lo.min(seg.tx_time), hi.max(seg.tx_time)));
+    }
 }
 
 pub struct SenderConfig {
@@ -264,7 +291,7 @@ impl Sender {
         } else {
             delivered = self.count_dupacks(acked, delivered);
         }
-        let rtt = self.take_rtt_sample(p, now, acked > 0 || delivered > 0);
+        let rtt = self.take_rtt_sample(p, now, acked > 0, &track.rtt);
         self.s.delivered += delivered as u64;
         if delivered > 0 {
             self.delivered_time = now;
@@ -304,7 +331,7 @@ impl Sender {
                 }
             } else {
                 delivered += 1;
-                self.note_delivered(&seg, track);
+                self.note_delivered(&seg, track, false);
             }
             if seg.flags & LOST != 0 {
                 self.lost_out -= 1;
@@ -346,13 +373,28 @@ impl Sender {
         delivered - credited
     }
 
-    fn take_rtt_sample(&mut self, p: &Packet, now: Time, progress: bool) -> Option<Time> {
-        if !progress || p.ts_ecr == NO_TS || p.ts_ecr > now {
-            return None;
+    /// Linux `tcp_ack_update_rtt`: the estimator takes the oldest newly
+    /// cumulatively ACKed segment's RTT (none if retransmitted data was ACKed),
+    /// else the oldest newly SACKed one's, else, when the ACK advanced snd_una,
+    /// the echoed timestamp (RFC 7323 RTTM). Congestion control and the minimum
+    /// see the newest delivered segment's RTT (`ca_rtt_us`), so SACKs during
+    /// recovery give true path RTTs rather than the age of the last in-order
+    /// segment that the timestamp echo carries.
+    fn take_rtt_sample(&mut self, p: &Packet, now: Time, advanced: bool, t: &RttTrack) -> Option<Time> {
+        let ack = t.ackt.filter(|_| !t.retrans_acked);
+        let (mut seq_rtt, mut ca_rtt) = (ack.map(|a| now - a.0), ack.map(|a| now - a.1));
+        if let Some((first, last)) = t.sackt {
+            seq_rtt = seq_rtt.or(Some(now - first));
+            ca_rtt = Some(now - last);
         }
-        let r = now - p.ts_ecr;
-        self.rtt.sample(r);
-        Some(r)
+        if seq_rtt.is_none() && advanced && p.ts_ecr != NO_TS && p.ts_ecr <= now {
+            seq_rtt = Some(now - p.ts_ecr);
+            ca_rtt = seq_rtt;
+        }
+        let (seq_rtt, ca_rtt) = (seq_rtt?, ca_rtt?);
+        self.rtt.sample(seq_rtt);
+        self.rtt.note_min(ca_rtt);
+        Some(ca_rtt.max(1))
     }
 
     /// Merge the ACK's SACK blocks into the scoreboard; returns newly SACKed count.
@@ -396,7 +438,7 @@ impl Sender {
     fn mark_sacked(&mut self, start: u64, end: u64, track: &mut RateTrack) -> u32 {
         for seq in start..end {
             let seg = *self.seg(seq);
-            self.note_delivered(&seg, track);
+            self.note_delivered(&seg, track, true);
             let flags = seg.flags;
             self.seg(seq).flags = SACKED;
             if flags & LOST != 0 {
@@ -412,11 +454,13 @@ impl Sender {
 
     /// Remember the most recently sent of the segments this ACK delivers (Linux
     /// `tcp_rate_skb_delivered`); its flight's start opens the next flight.
-    fn note_delivered(&mut self, seg: &Seg, track: &mut RateTrack) {
+    fn note_delivered(&mut self, seg: &Seg, track: &mut RateTrack, sacked: bool) {
+        track.rtt.note(seg, sacked);
         if track.have && seg.tx_time < track.tx_time {
             return;
         }
         *track = RateTrack {
+            rtt: track.rtt,
             have: true,
             tx_time: seg.tx_time,
             prior_delivered: seg.delivered_at_tx,
@@ -827,7 +871,7 @@ impl Sender {
     fn retransmit(&mut self, seq: u64, now: Time, out: &mut Vec<Packet>) {
         let hi = self.snd_nxt;
         let seg = self.seg(seq);
-        seg.flags |= RETRANS;
+        seg.flags |= RETRANS | EVER_RETRANS;
         seg.retrans_hi = hi;
         self.retrans_out += 1;
         self.retrans_fifo.push_back(seq);
@@ -983,6 +1027,39 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].seq, 0);
         assert_eq!(s.rtt.backoff, 1);
+        s.check_invariants().unwrap();
+    }
+
+    /// RTT samples as Linux `tcp_ack_update_rtt`: SACKs report the newest
+    /// SACKed segment's RTT to congestion control and the oldest's to the
+    /// estimator, whatever the echoed timestamp says; a cumulative ACK of a
+    /// retransmission gives none from send times (Karn) and falls back to the
+    /// echoed timestamp.
+    #[test]
+    fn rtt_samples_come_from_send_times_of_delivered_segments() {
+        let mut s = sender(true);
+        let mut out = vec![];
+        s.start(0, &mut out); // segments 0..10 sent at t = 0
+        out.clear();
+        // SACK of 1..3 at 50 ms; its echoed timestamp (1 ms) must be ignored.
+        s.on_ack(&ack(0, &[(1, 3)], MS), 50 * MS, &mut out);
+        assert_eq!(s.rtt.srtt, 50 * MS, "the SACKed segments were sent at 0");
+        assert_eq!(s.last_rate_sample.rtt, Some(50 * MS));
+        // Segments 10 and 11 went out at 50 ms; SACKing 10..12 and 3..4 at 80 ms:
+        // the estimator takes the oldest newly SACKed (3, sent at 0: 80 ms), CC
+        // the newest (11, sent at 50 ms: 30 ms).
+        s.on_ack(&ack(0, &[(1, 4), (10, 12)], 0), 80 * MS, &mut out);
+        assert_eq!(s.last_rate_sample.rtt, Some(30 * MS));
+        assert_eq!(s.rtt.min_rtt, 30 * MS);
+        assert_eq!(s.rtt.srtt, (7 * 50 * MS + 80 * MS) / 8);
+        // Recovery retransmits segment 0; its cumulative ACK at 200 ms carries
+        // no send-time sample (Karn) and uses the echoed timestamp (150 ms).
+        s.on_ack(&ack(0, &[(1, 5), (10, 12)], 0), 90 * MS, &mut out);
+        assert!(s.counters.retransmits >= 1);
+        let srtt = s.rtt.srtt;
+        s.on_ack(&ack(5, &[(10, 12)], 50 * MS), 200 * MS, &mut out);
+        assert_eq!(s.last_rate_sample.rtt, Some(150 * MS));
+        assert_eq!(s.rtt.srtt, (7 * srtt + 150 * MS) / 8);
         s.check_invariants().unwrap();
     }
 }
