@@ -1,0 +1,449 @@
+"""10G evaluation of Reno, Scalable, HighSpeed, H-TCP, BIC and CUBIC (seed 002):
+a physical 10 Gbit/s Ethernet dumbbell (9.5 Gbit/s of goodput without jumbo
+frames), RTT 0.2/6.2/12.2/24.2 ms (0-4 fibre rings of 6 ms), random drop rate 0
+or 1e-7..1e-2 from a NetFPGA, 15 min iperf3 runs, 5 repetitions. Criteria (after
+Li, Leith & Shorten 2007): responsiveness (mean throughput against drop rate per
+RTT, Figures 4a-7a), efficiency (quartiles of the throughput samples, box plots
+4b-7b), fairness and link utilisation of two flows of one variant (8a, 10),
+backward compatibility (the same with Reno as the second flow, 8b) and the
+epsilon-convergence time of a newly started flow with its spread (Figure 9;
+lambda 0.1, epsilon 0.8). The paper's Table II: 840 + 120 + 100 + 220 = 1,280 runs.
+
+Modelled as (every choice the text leaves open is in docs/studies/tengig.md):
+- the wire: 10 Gbit/s with 1538-byte frames on the wire (1500-byte IP packet plus
+  38 bytes of Ethernet preamble, header, FCS and inter-frame gap) and a 1460-byte
+  MSS (TCP timestamps off, as the paper set them), so the goodput ceiling is
+  10 x 1460 / 1538 = 9.49 Gbit/s: the paper's 9.5 Gbit/s without jumbo frames;
+- a DropTail bottleneck buffer of one BDP at each RTT (the text gives none);
+- the NetFPGA's drop: Bernoulli per data packet at the bottleneck; on ring paths
+  (RTT > 0.2 ms) the measured residual loss of the rings, 2.2e-8 per packet (15
+  CRC retransmissions per 15 min at 10 Gbit/s), is added to it;
+- Linux 3.16's defaults (Table I) are tcpeval's defaults for every variant;
+- fairness and compatibility runs start both flows together ("both flows try to
+  send at 10 Gbps" at the start); convergence runs start the second flow later
+  (60 s in the full profile: the text gives no offset) and sample at 0.1 s.
+
+Profiles. full: the paper's design (9.5 Gbit/s, 900 s runs, 5 repetitions, all
+1,280 runs; about 10^12 packets, days of CPU). quick: the paper's rate, RTTs and
+variants, one repetition, 10 s runs (second flow at 2 s), drop rates 0 and
+1e-6..1e-2 (1e-7 drops fewer than one packet in 10 s at 9.5 Gbit/s). smoke: 1
+Gbit/s line rate with the buffer kept at one BDP, RTT 0.2/6.2 ms, drop 0, 1e-4,
+1e-2, 4 s runs: a pipeline check, not a result. The quick profile keeps the rate
+because rate scaling moves each variant's loss response differently (the window
+at a given drop rate is fixed in packets while the BDP in packets shrinks), and
+scaling the RTT up to keep the BDP saves nothing (cost per RTT is the BDP in
+packets).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .. import metrics
+from ..sweep import derive_seed
+
+NAME = "tengig"
+TITLE = "10G evaluation of Reno, Scalable, HighSpeed, H-TCP, BIC and CUBIC"
+SOURCE = "seed 002"
+
+VARIANTS = ("reno", "scalable", "highspeed", "bic", "cubic", "htcp")
+LEGACY = "reno"
+RTTS_MS = (0.2, 6.2, 12.2, 24.2)
+DROP_RATES = (0.0, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
+WIRE_BYTES = 1538      # 1500-byte IP packet + 38 bytes of Ethernet framing on the wire
+MSS = 1460             # 1500 - 20 (IP) - 20 (TCP), timestamps off (paper section IV)
+RING_LOSS = 2.2e-8     # measured residual loss on the rings (paper section IV)
+BUFFER_BDP = 1.0       # bottleneck buffer in BDPs (assumed: the text gives none)
+LAMBDA, EPSILON = 0.1, 0.8   # convergence metric (paper section V; Li et al.'s epsilon)
+SEED_BASE = 1
+
+PROFILES = {
+    "smoke": {"line_gbps": 1.0, "rtts": (0.2, 6.2), "drops": (0.0, 1e-4, 1e-2),
+              "duration": 3, "start2": 1, "reps": 1},
+    "quick": {"line_gbps": 10.0, "rtts": RTTS_MS, "drops": (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2),
+              "duration": 10, "start2": 2, "reps": 1},
+    "full": {"line_gbps": 10.0, "rtts": RTTS_MS, "drops": DROP_RATES,
+             "duration": 900, "start2": 60, "reps": 5},
+}
+INTERVAL_S = 1.0       # iperf3's default report interval: the efficiency samples
+CONV_INTERVAL_S = 0.1  # delta of the short-term average (assumed)
+
+INF = math.inf
+# Numbers the text states (its figures are not in the copy). Each: (table, variant,
+# rtt ms, drop rate, metric, low, high); low == high for a value, an infinite end
+# for a bound ("at least", "below"). Throughput in Gbit/s.
+PUBLISHED = (
+    *[("responsiveness", v, 0.2, p, "mean_gbps", 9.48, INF)
+      for v in VARIANTS for p in (0.0, 1e-7, 1e-6)],
+    ("responsiveness", "bic", 0.2, 1e-4, "mean_gbps", 8.3, 8.3),
+    ("responsiveness", "reno", 6.2, 1e-7, "mean_gbps", 3.6, 3.6),
+    ("responsiveness", "htcp", 6.2, 1e-7, "mean_gbps", 9.35, 9.35),
+    *[("responsiveness", v, 6.2, 1e-7, "mean_gbps", 9.35, INF)
+      for v in ("scalable", "highspeed", "bic", "cubic")],
+    ("responsiveness", "reno", 6.2, 1e-6, "mean_gbps", 1.4, 1.4),
+    ("responsiveness", "cubic", 6.2, 1e-6, "mean_gbps", 6.26, 6.26),
+    ("responsiveness", "highspeed", 6.2, 1e-6, "mean_gbps", 6.52, 6.52),
+    ("responsiveness", "bic", 6.2, 1e-2, "mean_gbps", 2.3, 2.3),
+    *[("responsiveness", v, 6.2, 1e-2, "mean_gbps", 0.0, 1.0)
+      for v in VARIANTS if v != "bic"],
+    ("responsiveness", "bic", 12.2, 1e-5, "mean_gbps", 4.9, 4.9),
+    ("responsiveness", "scalable", 12.2, 1e-5, "mean_gbps", 1.6, 1.6),
+    *[("responsiveness", v, 12.2, 1e-5, "mean_gbps", 0.0, 1.6)
+      for v in ("reno", "highspeed", "cubic", "htcp")],
+    ("responsiveness", "highspeed", 12.2, 1e-6, "mean_gbps", 3.0, 3.0),
+    ("ratio", "cubic/htcp", 12.2, 1e-6, "mean_ratio", 0.71, 0.71),
+    ("ratio", "cubic/htcp", 24.2, 1e-6, "mean_ratio", 0.78, 0.78),
+    *[("efficiency", v, 0.2, 1e-5, m, x, x) for v, q75 in (("reno", 8.8), ("cubic", 8.9))
+      for m, x in (("q25_gbps", 8.4), ("q50_gbps", 8.6), ("q75_gbps", q75))],
+    *[("efficiency", v, 0.2, 1e-4, m, x, x) for v in ("reno", "cubic")
+      for m, x in (("min_gbps", 4.0), ("q75_gbps", 4.8), ("max_gbps", 5.5))],
+    *[("efficiency", v, 0.2, 1e-3, m, x, x) for v in ("reno", "cubic", "highspeed")
+      for m, x in (("min_gbps", 1.9), ("max_gbps", 2.7))],
+    *[("efficiency", "bic", 0.2, 1e-3, m, x, x)
+      for m, x in (("q25_gbps", 8.2), ("q75_gbps", 8.27), ("max_gbps", 8.5))],
+    ("efficiency", "htcp", 12.2, 1e-6, "q25_gbps", 6.2, INF),
+    *[("efficiency", "highspeed", 12.2, 1e-6, m, x, x)
+      for m, x in (("min_gbps", 0.611), ("q25_gbps", 1.7), ("q75_gbps", 2.9), ("max_gbps", 9.42))],
+    *[("efficiency", "reno", 24.2, 0.0, m, x, x) for m, x in (("min_gbps", 0.742),
+                                                               ("max_gbps", 9.48))],
+    *[("efficiency", "highspeed", 24.2, 0.0, m, x, x)
+      for m, x in (("min_gbps", 3.3), ("q25_gbps", 4.5), ("q75_gbps", 7.3), ("max_gbps", 9.48))],
+    *[("fairness", v, 0.2, None, "max_diff_gbps", 0.0, 0.15) for v in VARIANTS],
+    ("fairness", "cubic", 0.2, None, "total_gbps", 9.29, 9.29),
+    ("fairness", "bic", 0.2, None, "total_gbps", 9.42, 9.42),
+    *[("fairness", v, 0.2, None, "total_gbps", 9.29, 9.42)
+      for v in VARIANTS if v not in ("cubic", "bic")],
+    ("fairness", "cubic", 12.2, None, "jain", 0.96, 0.96),
+    ("fairness", "bic", 12.2, None, "jain", 0.989, 0.989),
+    *[("fairness", v, 12.2, None, "jain", 0.96, 0.989)
+      for v in VARIANTS if v not in ("cubic", "bic")],
+    *[("fairness", v, 12.2, None, "total_gbps", 3.6, 5.6) for v in VARIANTS],
+)
+AGREE_TOLERANCE = 0.10   # a value agrees when within 10%; a bound when met within 10%
+
+
+def run_note(profile: str) -> str:
+    p = PROFILES[profile]
+    seeds = ", ".join(str(_seed(r)) for r in range(p["reps"]))
+    return (f"{p['reps']} repetition(s) per cell (seeds {seeds}), {p['duration']} s runs at "
+            f"{p['line_gbps']:g} Gbit/s line rate")
+
+
+def _seed(rep: int) -> int:
+    return derive_seed(SEED_BASE, rep)
+
+
+def buffer_pkts(line_gbps: float, rtt_ms: float) -> int:
+    """One BDP (times BUFFER_BDP) in wire frames at the line rate."""
+    return math.ceil(BUFFER_BDP * line_gbps * 1e9 * rtt_ms / 1e3 / (8 * WIRE_BYTES))
+
+
+def path_loss(rtt_ms: float, drop: float) -> float:
+    """Induced drop rate combined with the rings' residual loss (ring paths only)."""
+    residual = RING_LOSS if rtt_ms > 0.2 else 0.0
+    return drop + residual - drop * residual   # 1 - (1 - drop)(1 - residual)
+
+
+def _doc(p: dict, ccs: list[str], rtt: float, drop: float, rep: int, start2=0.0,
+         interval=INTERVAL_S) -> dict:
+    flows = [{"cc": cc, "mtu": WIRE_BYTES, "mss": MSS, "start": f"{start2 if i else 0:g}s"}
+             for i, cc in enumerate(ccs)]
+    return {
+        "network": {"bottleneck": f"{p['line_gbps']:g}Gbps", "rtt": f"{rtt}ms",
+                    "buffer": f"{buffer_pkts(p['line_gbps'], rtt)}pkt",
+                    "loss": path_loss(rtt, drop)},
+        "flows": flows,
+        "run": {"duration": f"{p['duration']}s", "interval": f"{interval:g}s",
+                "trace_interval": f"{interval:g}s", "seed": _seed(rep)},
+    }
+
+
+def pairs() -> list[tuple[str, str]]:
+    """Convergence pairs: each variant against itself and, if not Reno, Reno as
+    the new flow (Table II: 'same as first variant or Reno')."""
+    return [(v, v) for v in VARIANTS] + [(v, LEGACY) for v in VARIANTS if v != LEGACY]
+
+
+def cells(profile: str) -> dict[str, list[tuple[tuple, dict]]]:
+    """Every run by kind: (key, scenario); the key ends with the repetition."""
+    p = PROFILES[profile]
+    out: dict[str, list] = {"single": [], "fair": [], "compat": [], "conv": []}
+    for rtt in p["rtts"]:
+        for rep in range(p["reps"]):
+            for v in VARIANTS:
+                for drop in p["drops"]:
+                    out["single"].append(((v, rtt, drop, rep), _doc(p, [v], rtt, drop, rep)))
+                out["fair"].append(((v, rtt, rep), _doc(p, [v, v], rtt, 0.0, rep)))
+                if v != LEGACY:
+                    out["compat"].append(((v, rtt, rep), _doc(p, [v, LEGACY], rtt, 0.0, rep)))
+            for first, second in pairs():
+                out["conv"].append(((first, second, rtt, rep),
+                                    _doc(p, [first, second], rtt, 0.0, rep, p["start2"],
+                                         CONV_INTERVAL_S)))
+    return out
+
+
+def cell_name(kind: str, key: tuple) -> str:
+    return "-".join([kind, *(f"{k:g}" if isinstance(k, float) else str(k) for k in key)])
+
+
+def sweeps(profile: str) -> list[tuple[str, dict]]:
+    return [(cell_name(kind, key), doc) for kind, group in cells(profile).items()
+            for key, doc in group]
+
+
+# ----- analysis ------------------------------------------------------------------------
+
+
+def convergence(t_s, gbps, start_s: float) -> tuple[float, float]:
+    """epsilon-convergence time (s) of a flow started at start_s and its spread
+    (Gbit/s) from then on (seed 002 section III-B; metrics.py)."""
+    t, x = np.asarray(t_s, dtype=float), np.asarray(gbps, dtype=float)
+    keep = t > start_s + 1e-9
+    t, x = t[keep], x[keep]
+    tc = metrics.convergence_time(t, x, start_s, lam=LAMBDA, epsilon=EPSILON)
+    if math.isnan(tc):
+        return math.nan, math.nan
+    index = int(np.argmin(np.abs(t - start_s - tc)))
+    return tc, metrics.spread(x, index, lam=LAMBDA)
+
+
+def _series(flows: pd.DataFrame, flow: int) -> pd.DataFrame:
+    return flows[flows["flow"] == flow].sort_values("t_s")
+
+
+def _gbps(summary: dict, flow: int) -> float:
+    return summary["flows"][flow]["throughput_mbps"] / 1e3
+
+
+def _single_rows(results, flows_of, profile):
+    means, samples = [], []
+    for (v, rtt, drop, rep), _ in cells(profile)["single"]:
+        name = cell_name("single", (v, rtt, drop, rep))
+        if name not in results:
+            continue
+        means.append({"variant": v, "rtt_ms": rtt, "drop_rate": drop, "rep": rep,
+                      "gbps": _gbps(results[name], 0)})
+        x = _series(flows_of(name), 0)["throughput_mbps"].to_numpy() / 1e3
+        samples += [{"variant": v, "rtt_ms": rtt, "drop_rate": drop, "gbps": g} for g in x]
+    return pd.DataFrame(means), pd.DataFrame(samples)
+
+
+def responsiveness(means: pd.DataFrame) -> pd.DataFrame:
+    """Mean throughput over the repetitions' run averages, per variant, RTT, drop."""
+    g = means.groupby(["variant", "rtt_ms", "drop_rate"], sort=False)["gbps"]
+    return pd.DataFrame({"mean_gbps": g.mean(), "std_gbps": g.std(ddof=1),
+                         "runs": g.count()}).reset_index()
+
+
+def efficiency(samples: pd.DataFrame) -> pd.DataFrame:
+    """Quartiles, minimum and maximum of the pooled interval samples (box plots)."""
+    g = samples.groupby(["variant", "rtt_ms", "drop_rate"], sort=False)["gbps"]
+    return pd.DataFrame({"min_gbps": g.min(), "q25_gbps": g.quantile(0.25),
+                         "q50_gbps": g.quantile(0.5), "q75_gbps": g.quantile(0.75),
+                         "max_gbps": g.max(), "samples": g.count()}).reset_index()
+
+
+def pair_row(summary: dict) -> dict:
+    """Jain index, both flows' throughput, their difference and the total."""
+    x1, x2 = _gbps(summary, 0), _gbps(summary, 1)
+    return {"jain": metrics.jain_index([x1, x2]), "flow1_gbps": x1, "flow2_gbps": x2,
+            "max_diff_gbps": abs(x1 - x2), "total_gbps": x1 + x2,
+            "link_utilization": summary["bottleneck"]["utilization"]}
+
+
+def _pairs_table(kind: str, results, profile) -> pd.DataFrame:
+    rows = []
+    for (v, rtt, rep), _ in cells(profile)[kind]:
+        name = cell_name(kind, (v, rtt, rep))
+        if name in results:
+            rows.append({"variant": v, "rtt_ms": rtt, **pair_row(results[name])})
+    if not rows:
+        return pd.DataFrame(columns=["variant", "rtt_ms", "jain"])
+    df = pd.DataFrame(rows).groupby(["variant", "rtt_ms"], sort=False).mean().reset_index()
+    if kind == "compat":
+        df["variant_share"] = df["flow1_gbps"] / df["total_gbps"]
+    return df
+
+
+def _convergence_table(results, flows_of, profile) -> pd.DataFrame:
+    start = PROFILES[profile]["start2"]
+    rows = []
+    for (first, second, rtt, rep), _ in cells(profile)["conv"]:
+        name = cell_name("conv", (first, second, rtt, rep))
+        if name not in results:
+            continue
+        s = _series(flows_of(name), 1)
+        tc, sp = convergence(s["t_s"], s["throughput_mbps"] / 1e3, start)
+        rows.append({"first": first, "second": second, "rtt_ms": rtt, "tc_s": tc,
+                     "spread_gbps": sp})
+    df = pd.DataFrame(rows)
+    g = df.groupby(["first", "second", "rtt_ms"], sort=False)
+    return pd.DataFrame({"tc_mean_s": g["tc_s"].mean(), "tc_std_s": g["tc_s"].std(ddof=1),
+                         "spread_mean_gbps": g["spread_gbps"].mean(),
+                         "spread_std_gbps": g["spread_gbps"].std(ddof=1),
+                         "converged": g["tc_s"].count(), "runs": g.size()}).reset_index()
+
+
+def _ours(tables: dict, table: str, variant: str, rtt: float, drop, metric: str) -> float:
+    if table == "ratio":
+        a, b = variant.split("/")
+        return (_ours(tables, "responsiveness", a, rtt, drop, "mean_gbps")
+                / _ours(tables, "responsiveness", b, rtt, drop, "mean_gbps"))
+    df = tables[table]
+    sel = (df["variant"] == variant) & np.isclose(df["rtt_ms"], rtt)
+    if drop is not None:
+        sel &= np.isclose(df["drop_rate"], drop, rtol=1e-9, atol=0)
+    vals = df.loc[sel, metric]
+    return float(vals.iloc[0]) if len(vals) else math.nan
+
+
+def agrees(ours: float, low: float, high: float, tol: float = AGREE_TOLERANCE) -> bool | None:
+    """Within tol of a published value or range (relative to the nearer end)."""
+    if math.isnan(ours):
+        return None
+    lo = low * (1 - tol) if math.isfinite(low) else -INF
+    hi = high * (1 + tol) if math.isfinite(high) else INF
+    return bool(lo <= ours <= hi)
+
+
+def _published_text(low: float, high: float) -> str:
+    if low == high:
+        return f"{low:g}"
+    if not math.isfinite(high):
+        return f">= {low:g}"
+    return f"<= {high:g}" if low == 0 else f"{low:g}-{high:g}"
+
+
+def published_vs_ours(tables: dict) -> pd.DataFrame:
+    rows = []
+    for table, v, rtt, drop, metric, low, high in PUBLISHED:
+        ours = _ours(tables, table, v, rtt, drop, metric)
+        rows.append({"table": table, "variant": v, "rtt_ms": rtt,
+                     "drop_rate": math.nan if drop is None else drop, "metric": metric,
+                     "paper": _published_text(low, high), "ours": ours,
+                     "agrees": agrees(ours, low, high)})
+    return pd.DataFrame(rows)
+
+
+def report(results: dict[str, dict], profile: str, flows_of) -> dict:
+    means, samples = _single_rows(results, flows_of, profile)
+    tables = {"responsiveness": responsiveness(means), "efficiency": efficiency(samples),
+              "fairness": _pairs_table("fair", results, profile),
+              "compatibility": _pairs_table("compat", results, profile),
+              "convergence": _convergence_table(results, flows_of, profile)}
+    pub = published_vs_ours(tables)
+    tables["published_vs_ours"] = pub[pub["ours"].notna()].reset_index(drop=True)
+    figures = {"fig4-7a_responsiveness": _responsiveness_plot(tables["responsiveness"]),
+               **{f"fig{4 + RTTS_MS.index(rtt)}b_efficiency_{rtt:g}ms": _box_plots(samples, rtt)
+                  for rtt in PROFILES[profile]["rtts"]},
+               "fig8_link_utilization": _pair_bars(tables, "total_gbps",
+                                                   "total throughput of the two flows (Gbit/s)"),
+               "fig10_fairness": _pair_bars(tables, "jain", "Jain's fairness index"),
+               "fig9_convergence": _convergence_plot(tables["convergence"])}
+    return {"tables": tables, "figures": figures, "notes": [__doc__.split("\n\n", 1)[0]]}
+
+
+# ----- figures -------------------------------------------------------------------------
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _drop_label(p: float) -> str:
+    return "0" if p == 0 else f"1e{round(math.log10(p))}"
+
+
+def _responsiveness_plot(df: pd.DataFrame):
+    """Figures 4a-7a: mean throughput against drop rate, one panel per RTT (drop
+    rate 0 drawn at the left end of the log axis)."""
+    plt = _plt()
+    rtts = list(dict.fromkeys(df["rtt_ms"]))
+    fig, axes = plt.subplots(1, len(rtts), figsize=(3.2 * len(rtts), 3), squeeze=False)
+    drops = sorted(set(df["drop_rate"]))
+    pos = {p: i for i, p in enumerate(drops)}
+    for ax, rtt in zip(axes[0], rtts, strict=True):
+        for v in VARIANTS:
+            g = df[(df["variant"] == v) & (df["rtt_ms"] == rtt)]
+            ax.errorbar([pos[p] for p in g["drop_rate"]], g["mean_gbps"],
+                        yerr=g["std_gbps"].fillna(0), marker="o", ms=3, label=v)
+        ax.set_xticks(range(len(drops)), [_drop_label(p) for p in drops], fontsize=7)
+        ax.set_xlabel("drop rate", fontsize=8)
+        ax.set_ylabel("mean throughput (Gbit/s)", fontsize=8)
+        ax.set_title(f"RTT {rtt:g} ms", fontsize=9)
+    axes[0][0].legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def _box_plots(samples: pd.DataFrame, rtt: float):
+    """Figures 4b-7b: quartile boxes (whiskers at minimum and maximum) of the
+    interval throughputs, one panel per drop rate."""
+    plt = _plt()
+    s = samples[samples["rtt_ms"] == rtt]
+    drops = sorted(set(s["drop_rate"]))
+    fig, axes = plt.subplots(1, len(drops), figsize=(2.2 * len(drops), 3), squeeze=False,
+                             sharey=True)
+    for ax, p in zip(axes[0], drops, strict=True):
+        data = [s[(s["variant"] == v) & (s["drop_rate"] == p)]["gbps"].to_numpy()
+                for v in VARIANTS]
+        ax.boxplot([d if len(d) else [np.nan] for d in data], whis=(0, 100))
+        ax.set_xticks(range(1, len(VARIANTS) + 1), VARIANTS, rotation=90, fontsize=7)
+        ax.set_title(f"drop {_drop_label(p)}", fontsize=8)
+    axes[0][0].set_ylabel("throughput per interval (Gbit/s)", fontsize=8)
+    fig.suptitle(f"efficiency at RTT {rtt:g} ms", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def _pair_bars(tables: dict, col: str, label: str):
+    """Figures 8 and 10: per variant and RTT, two flows of the variant (left) and
+    the variant against Reno (right)."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3), sharey=True)
+    for ax, kind, title in zip(axes, ("fairness", "compatibility"),
+                               ("same variant", "against Reno"), strict=True):
+        df = tables[kind]
+        rtts = sorted(set(df["rtt_ms"]))
+        width = 0.8 / max(len(rtts), 1)
+        for j, rtt in enumerate(rtts):
+            g = df[df["rtt_ms"] == rtt].set_index("variant").reindex(list(VARIANTS))
+            ax.bar(np.arange(len(VARIANTS)) + j * width, g[col].fillna(0), width,
+                   label=f"{rtt:g} ms")
+        ax.set_xticks(np.arange(len(VARIANTS)) + 0.4 - width / 2, VARIANTS, fontsize=7)
+        ax.set_title(title, fontsize=9)
+    axes[0].set_ylabel(label, fontsize=8)
+    axes[0].legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def _convergence_plot(df: pd.DataFrame):
+    """Figure 9: convergence time (bars) and spread (dots, right axis) of the new
+    flow, per pair and RTT."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(10, 3.2))
+    twin = ax.twinx()
+    labels = [f"{a}+{b}" for a, b in pairs()]
+    rtts = sorted(set(df["rtt_ms"]))
+    width = 0.8 / max(len(rtts), 1)
+    for j, rtt in enumerate(rtts):
+        g = df[df["rtt_ms"] == rtt].set_index(["first", "second"]).reindex(pairs())
+        x = np.arange(len(labels)) + j * width
+        ax.bar(x, g["tc_mean_s"].fillna(0), width, label=f"{rtt:g} ms")
+        twin.plot(x, g["spread_mean_gbps"], "k.", ms=5)
+    ax.set_xticks(np.arange(len(labels)) + 0.4 - width / 2, labels, rotation=45, fontsize=7)
+    ax.set_ylabel("convergence time (s)", fontsize=8)
+    twin.set_ylabel("spread (Gbit/s, dots)", fontsize=8)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig

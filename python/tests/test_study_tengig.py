@@ -1,0 +1,148 @@
+"""Study tengig (seed 002): the design matches the paper's Table II, every number the
+text publishes has a cell, and the analysis on small hand-computed inputs."""
+
+import math
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tcpeval.scenario import load_scenario, resolve
+from tcpeval.studies import tengig as t
+
+
+def test_full_grid_is_the_papers_table_ii():
+    c = t.cells("full")
+    # 6 variants x 4 RTTs x 7 drop rates x 5 repetitions; 6 self pairs; 5 against
+    # Reno; 11 convergence pairs: 840 + 120 + 100 + 220 = 1,280 runs.
+    assert {k: len(v) for k, v in c.items()} == {"single": 840, "fair": 120, "compat": 100,
+                                                 "conv": 220}
+    assert len({name for name, _ in t.sweeps("full")}) == 1280
+    assert {k[1] for k, _ in c["single"]} == {0.2, 6.2, 12.2, 24.2}
+    assert {k[2] for k, _ in c["single"]} == {0.0, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2}
+    assert {k[0] for k, _ in c["single"]} == {"reno", "scalable", "highspeed", "bic", "cubic",
+                                              "htcp"}
+    assert all(doc["run"]["duration"] == "900s" for _, doc in t.sweeps("full"))
+    assert {k[1] for k, _ in c["conv"]} == {"reno", "scalable", "highspeed", "bic", "cubic",
+                                            "htcp"}
+
+
+def test_runs_resolve_to_the_papers_path():
+    (key, doc), = [(k, d) for k, d in t.cells("full")["single"] if k == ("cubic", 6.2, 1e-4, 0)]
+    r = resolve(load_scenario(doc))
+    assert r["network"]["bottleneck_rate_bps"] == 10e9
+    # 10 Gbit/s x 6.2 ms / 8 = 7,750,000 B = 5039.01 frames of 1538 B, rounded up.
+    assert doc["network"]["buffer"] == "5040pkt"
+    flow = doc["flows"][0]
+    # Goodput ceiling 10 Gbit/s x 1460 / 1538 = 9.49 Gbit/s: the paper's 9.5.
+    assert (flow["mtu"], flow["mss"]) == (1538, 1460)
+    assert doc["network"]["loss"] == pytest.approx(1 - (1 - 1e-4) * (1 - 2.2e-8), rel=1e-12)
+
+
+def test_buffer_and_loss_rules():
+    assert t.buffer_pkts(10.0, 0.2) == 163          # 250,000 B / 1538 = 162.5
+    assert t.buffer_pkts(1.0, 6.2) == 504           # 775,000 B / 1538 = 503.9
+    assert t.path_loss(0.2, 1e-3) == 1e-3           # no ring on the 0.2 ms path
+    assert t.path_loss(24.2, 0.0) == pytest.approx(2.2e-8)
+
+
+def test_pairs_start_together_and_convergence_flows_later():
+    c = t.cells("full")
+    _, fair = c["fair"][0]
+    _, conv = c["conv"][0]
+    assert [f["start"] for f in fair["flows"]] == ["0s", "0s"]
+    assert [f["start"] for f in conv["flows"]] == ["0s", "60s"]
+    assert all(d["flows"][1]["cc"] == "reno" for _, d in c["compat"])
+    assert conv["run"]["interval"] == "0.1s"
+
+
+def test_repetitions_differ_by_seed_only():
+    c = t.cells("full")["fair"]
+    seeds = {k[2]: d["run"]["seed"] for k, d in c if k[:2] == ("bic", 12.2)}
+    assert len(set(seeds.values())) == 5
+    assert all(d["run"]["seed"] == seeds[k[2]] for k, d in c)   # common across cells
+    assert "5 repetition(s)" in t.run_note("full")
+    assert all(str(s) in t.run_note("full") for s in seeds.values())
+
+
+def test_every_published_number_has_a_cell_in_the_full_design():
+    c = t.cells("full")
+    singles = {(v, r, p) for (v, r, p, _), _ in c["single"]}
+    fair = {(v, r) for (v, r, _), _ in c["fair"]}
+    for table, v, rtt, drop, metric, low, high in t.PUBLISHED:
+        assert low <= high, (table, v, metric)
+        if table == "fairness":
+            assert (v, rtt) in fair
+        else:
+            for variant in v.split("/"):
+                assert (variant, rtt, drop) in singles, (table, v, rtt, drop)
+
+
+def _synthetic_tables():
+    rows = [{"variant": v, "rtt_ms": r, "drop_rate": p, "mean_gbps": 1.0, "min_gbps": 1.0,
+             "q25_gbps": 1.0, "q50_gbps": 1.0, "q75_gbps": 1.0, "max_gbps": 1.0}
+            for v in t.VARIANTS for r in t.RTTS_MS for p in t.DROP_RATES]
+    pairs = pd.DataFrame([{"variant": v, "rtt_ms": r, "jain": 1.0, "max_diff_gbps": 0.0,
+                           "total_gbps": 9.4} for v in t.VARIANTS for r in t.RTTS_MS])
+    df = pd.DataFrame(rows)
+    return {"responsiveness": df, "efficiency": df, "fairness": pairs}
+
+
+def test_published_table_fills_every_row_from_full_tables():
+    pub = t.published_vs_ours(_synthetic_tables())
+    assert len(pub) == len(t.PUBLISHED) and pub["ours"].notna().all()
+    ratio = pub[pub["table"] == "ratio"]
+    assert (ratio["ours"] == 1.0).all()
+    assert set(pub["paper"]) >= {">= 9.48", "8.3", "<= 1", "9.29-9.42"}
+
+
+def test_agreement_rule():
+    assert t.agrees(8.0, 8.3, 8.3) and not t.agrees(7.0, 8.3, 8.3)
+    assert t.agrees(9.0, 9.48, math.inf) and not t.agrees(8.0, 9.48, math.inf)
+    assert t.agrees(1.05, 0.0, 1.0) and not t.agrees(1.2, 0.0, 1.0)
+    assert t.agrees(math.nan, 1.0, 1.0) is None
+
+
+def test_responsiveness_and_efficiency_statistics():
+    means = pd.DataFrame({"variant": ["bic", "bic"], "rtt_ms": [6.2, 6.2],
+                          "drop_rate": [1e-5, 1e-5], "rep": [0, 1], "gbps": [4.0, 6.0]})
+    r = t.responsiveness(means).iloc[0]
+    assert (r["mean_gbps"], r["runs"]) == (5.0, 2)
+    assert r["std_gbps"] == pytest.approx(math.sqrt(2))
+    samples = pd.DataFrame({"variant": "reno", "rtt_ms": 0.2, "drop_rate": 0.0,
+                            "gbps": [5.0, 1.0, 4.0, 2.0, 3.0]})
+    e = t.efficiency(samples).iloc[0]
+    assert [e[c] for c in ("min_gbps", "q25_gbps", "q50_gbps", "q75_gbps", "max_gbps")] == \
+        [1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_pair_row():
+    summary = {"flows": [{"throughput_mbps": 6000.0}, {"throughput_mbps": 2000.0}],
+               "bottleneck": {"utilization": 0.9}}
+    row = t.pair_row(summary)
+    # Jain: (6 + 2)^2 / (2 (36 + 4)) = 0.8
+    assert row["jain"] == pytest.approx(0.8)
+    assert (row["max_diff_gbps"], row["total_gbps"]) == (4.0, 8.0)
+
+
+def test_convergence_of_a_constant_flow():
+    # A flow at 2 Gbit/s from t = 5 s, sampled every 0.1 s (30 samples). Its EWMA
+    # u_k = 2 (1 - 0.9^k) first reaches 0.8 x 2 at k = 16 (0.9^16 = 0.185 < 0.2 <
+    # 0.9^15 = 0.206): 1.6 s. Spread: the mean of 2 x 0.9^k for k = 16..30.
+    times = [5 + 0.1 * k for k in range(1, 31)]
+    tc, spread = t.convergence([4.9, 5.0, *times], [0.0, 0.0] + [2.0] * 30, 5.0)
+    assert tc == pytest.approx(1.6)
+    assert spread == pytest.approx(sum(2 * 0.9**k for k in range(16, 31)) / 15)
+
+
+@given(level=st.floats(0.01, 9.5), n=st.integers(16, 60))
+def test_convergence_time_of_a_constant_flow_is_the_ewma_floor(level, n):
+    tc, spread = t.convergence([0.1 * k for k in range(1, n + 1)], [level] * n, 0.0)
+    assert tc == pytest.approx(1.6)
+    assert 0 <= spread <= 0.2 * level
+
+
+def test_never_converging_flow():
+    tc, spread = t.convergence([0.1 * k for k in range(1, 11)], [1.0] * 10, 0.0)
+    assert math.isnan(tc) and math.isnan(spread)
