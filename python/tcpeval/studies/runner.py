@@ -61,10 +61,11 @@ def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = 
     study = get(name)
     results = _summaries(store, meta["cells"])
 
-    def flows_of(cell: str):
+    def flows_of(cell: str, table: str = "flows"):
+        """A cell's interval table: flows by default, or links, queue, trace."""
         import pandas as pd
 
-        return pd.read_parquet(store.root / "runs" / meta["cells"][cell] / "flows.parquet")
+        return pd.read_parquet(store.root / "runs" / meta["cells"][cell] / f"{table}.parquet")
 
     rep = study.report(results, meta["profile"], flows_of)
     out = Path(out_dir) if out_dir else store.root / "report"

@@ -1,0 +1,153 @@
+"""ha2006 (seed 003): the design matches the paper, the paper's statements are all
+in the claims table, and the analysis functions give hand-computed results."""
+
+import json
+import math
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tcpeval.studies import ha2006 as h
+
+MIB = 1024 * 1024
+
+
+def test_full_grid_is_the_papers_design():
+    p = h.PROFILES["full"]
+    assert set(p["protocols"]) == {"bic", "cubic", "fast", "highspeed", "htcp", "scalable",
+                                   "reno"}
+    assert tuple(p["rtts"]) == (16, 42, 82, 162, 324)
+    full = dict(h.sweeps("full"))
+    # Distinct runs, by hand: 7 protocols x 5 RTTs x 2 settings of intra-protocol
+    # pairs (70); RTT fairness at the 4 RTTs other than the fixed 162 ms (56);
+    # 6 variants against Reno (60); the 2 Mbyte buffer where it differs from the
+    # default, only at 324 ms (14).
+    assert len(full) == 70 + 56 + 60 + 14
+    assert len({json.dumps(d, sort_keys=True) for d in full.values()}) == len(full)
+    doc = full["intra-htcp-82ms-with"]
+    assert doc["network"]["bottleneck"] == "400Mbps"
+    assert [f["start"] for f in doc["flows"]] == ["30s", "130s"]
+    assert doc["run"]["duration"] == "600s" and doc["run"]["measure_from"] == "135s"
+    assert "background" not in full["intra-htcp-82ms-without"]
+
+
+def test_background_runs_both_ways_with_64kb_windows():
+    bg = h.background()
+    assert {x["direction"] for x in bg["long_lived"]} == {"forward", "reverse"}
+    assert {x["direction"] for x in bg["web"]} == {"forward", "reverse"}
+    assert all(x["count"] == 4 for x in bg["long_lived"])
+    # The scenario model's own default window is the paper's 64 KB.
+    from tcpeval.scenario import LongLived, Web
+
+    assert LongLived().window == Web().window == "64KB"
+
+
+def test_pair_designs():
+    full = dict(h.sweeps("full"))
+    rtt = full["rtt-fast-16ms-with"]
+    assert [f["rtt"] for f in rtt["flows"]] == ["162ms", "16ms"]
+    assert [f["cc"] for f in full["friendly-scalable-42ms-without"]["flows"]] == ["scalable",
+                                                                                  "reno"]
+    assert full["buffer2mb-bic-324ms-without"]["network"]["buffer"] == f"{2 * MIB}B"
+    assert full["intra-bic-324ms-without"]["network"]["buffer"] == "3240000B"
+    # Linux 2.6.13's CUBIC.
+    assert full["intra-cubic-16ms-with"]["flows"][0]["params"] == {"beta": 0.8,
+                                                                   "hystart": False}
+
+
+def test_aliased_cells_point_at_the_intra_runs():
+    p = h.PROFILES["full"]
+    assert h.source("rtt", "bic", 162, p) == "intra"
+    assert h.source("rtt", "bic", 82, p) == "rtt"
+    assert h.source("buffer2mb", "bic", 162, p) == "intra"
+    assert h.source("buffer2mb", "bic", 324, p) == "buffer2mb"
+
+
+def test_buffer_rule():
+    # 20% of 400 Mbit/s x 324 ms = 3.24 MB; below 162 ms 2 MiB is larger.
+    assert h.buffer_bytes(16) == h.buffer_bytes(162) == 2 * MIB
+    assert h.buffer_bytes(324) == 3_240_000
+
+
+@given(st.floats(min_value=1, max_value=2000))
+def test_buffer_is_the_larger_of_floor_and_fifth_of_bdp(rtt_ms):
+    b = h.buffer_bytes(rtt_ms)
+    fifth = 0.2 * 400e6 * rtt_ms / 1e3 / 8
+    assert b >= 2 * MIB and b >= fifth - 1e-6
+    assert b == 2 * MIB or b == math.ceil(fifth)
+
+
+def test_every_statement_of_section_4_has_a_row_with_the_texts_numbers():
+    t = h.claims_table({k: pd.DataFrame() for k in ("intra_protocol", "rtt_fairness",
+                                                     "tcp_friendliness", "utilization_2mb")},
+                       h.PROFILES["full"])
+    assert sorted(set(t["figure"])) == ["2", "3", "4", "5", "6", "7", "8", "9"]
+    # The numbers the text states: Reno above 90%, H-TCP down to 75%, FAST near 1.0,
+    # utilisation close to 100%.
+    assert {0.90, 0.75, 1.0} <= set(t["published"].dropna())
+    assert t["ours"].isna().all() and t["holds"].isna().all()
+
+
+def _flows(start2, x1, x2):
+    """Interval rows (1 s) of two flows; flow 2 from start2."""
+    rows = [{"t_s": float(t), "flow": 0, "throughput_mbps": v} for t, v in x1]
+    rows += [{"t_s": float(t), "flow": 1, "throughput_mbps": v} for t, v in x2 if t > start2]
+    return pd.DataFrame(rows)
+
+
+def test_convergence_time_by_hand():
+    # Both flows at 100 after flow 2 starts at 10 s: fair share 100; the EWMA
+    # 100 (1 - 0.9^k) first reaches 80 at k = 16 (0.9^15 = 0.206, 0.9^16 = 0.185).
+    x = [(t, 100.0) for t in range(1, 41)]
+    assert h.convergence(_flows(10, x, x), 10, 40) == 16.0
+    # Flow 2 never above 20 while flow 1 holds 180: fair share 100, never converges.
+    f = _flows(10, [(t, 180.0) for t in range(1, 41)], [(t, 20.0) for t in range(1, 41)])
+    assert math.isnan(h.convergence(f, 10, 40))
+
+
+def test_total_cov_uses_the_bottleneck_after_the_start():
+    links = pd.DataFrame({"t_s": [1.0, 2.0, 3.0, 4.0, 5.0, 3.0],
+                          "link": ["bottleneck"] * 5 + ["reverse"],
+                          "tx_bytes": [1.0, 99.0, 40.0, 60.0, 40.0, 1e6]})
+    # After 2 s: 40, 60, 40: mean 46.67, population std 9.43 -> 0.2020.
+    assert h.total_cov(links, 2.0) == pytest.approx(9.428090 / 46.666667, rel=1e-6)
+
+
+def _table(values):
+    """Rows (protocol, rtt, setting, value)."""
+    return pd.DataFrame([{"protocol": c, "rtt_ms": r, "background": s, "v": v}
+                         for c, r, s, v in values])
+
+
+def test_change_with_background_and_rank():
+    t = _table([("fast", 16, "without", 0.9), ("fast", 16, "with", 0.7),
+                ("fast", 82, "without", 1.0), ("fast", 82, "with", 0.6),
+                ("htcp", 16, "without", 0.2), ("htcp", 82, "without", 0.4),
+                ("reno", 16, "without", 0.25), ("reno", 82, "without", 0.25)])
+    # (0.7 - 0.9 + 0.6 - 1.0) / 2 = -0.3
+    assert h.change_with_background(t, "fast", "v") == pytest.approx(-0.3)
+    # Means without: fast 0.95, htcp 0.3, reno 0.25.
+    assert h.rank_from_top(t, "without", "v", "fast") == 1
+    assert h.rank_from_top(t, "without", "v", "htcp") == 2
+    assert h.rank_from_top(t, "without", "v", "reno") == 3
+    assert math.isnan(h.rank_from_top(t, "with", "v", "htcp"))
+
+
+def test_claims_are_judged_on_the_numbers():
+    intra = pd.DataFrame([
+        {"protocol": "reno", "rtt_ms": r, "background": s, "utilization": u, "jain": 1.0,
+         "convergence_s": math.nan, "cov_total": 0.0, "loss_rate": 0.0}
+        for r, s, u in ((16, "without", 0.97), (82, "without", 0.88), (324, "without", 0.5),
+                        (16, "with", 0.99), (82, "with", 0.99), (324, "with", 0.96))])
+    tables = {"intra_protocol": intra, "rtt_fairness": pd.DataFrame(),
+              "tcp_friendliness": pd.DataFrame(), "utilization_2mb": pd.DataFrame()}
+    t = h.claims_table(tables, h.PROFILES["full"]).set_index("claim")
+    reno = t.loc[[c for c in t.index if c.startswith("Reno's utilisation")][0]]
+    assert reno["ours"] == 0.88 and reno["holds"] == 0.0  # 82 ms is below 90%
+    full = t.loc[[c for c in t.index if c.startswith("With background, utilisation")][0]]
+    assert full["ours"] == 0.96 and full["holds"] == 1.0
+    # Never converged with or without: both count as 470 s, no change.
+    conv = t.loc[[c for c in t.index if c.startswith("Reno converges")][0]]
+    assert conv["ours"] == 0.0 and conv["holds"] == 0.0
