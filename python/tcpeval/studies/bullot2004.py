@@ -283,7 +283,7 @@ def mean_std(values) -> tuple[float, float]:
     x = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
     if not len(x):
         return math.nan, math.nan
-    return float(x.mean()), float(x.std(ddof=1)) if len(x) > 1 else math.nan
+    return float(x.mean()), (float(x.std(ddof=1)) if len(x) > 1 else math.nan)
 
 
 # ----- report ---------------------------------------------------------------------------------
@@ -361,13 +361,15 @@ def _t2_table(results: dict) -> pd.DataFrame:
                 rows.append({"path": path, "size": size, "window": _window(path, size),
                              "stack": STACKS[s], "paper_jain": PUBLISHED_T2[(path, size)][s],
                              "jain": metrics.jain_index(x) if x else None})
-    df = pd.DataFrame(rows)
+    cellwise = pd.DataFrame(rows)
     for what in ("avg", "std"):
         for s in ADVANCED:
-            m, sd = mean_std(df[df["stack"] == STACKS[s]]["jain"].tolist())
-            df.loc[len(df)] = {"path": what, "size": None, "window": None, "stack": STACKS[s],
-                               "paper_jain": PUBLISHED_T2_SUMMARY[what][s],
-                               "jain": m if what == "avg" else sd}
+            m, sd = mean_std(cellwise[cellwise["stack"] == STACKS[s]]["jain"].tolist())
+            rows.append({"path": what, "size": None, "window": None, "stack": STACKS[s],
+                         "paper_jain": PUBLISHED_T2_SUMMARY[what][s],
+                         "jain": m if what == "avg" else sd})
+    df = pd.DataFrame(rows)
+    df["size"] = df["size"].astype("Int64")
     return df
 
 

@@ -1,0 +1,186 @@
+"""Study bullot2004 (seed 000): the design matches the paper, every table cell
+has its published number, and the analysis functions on hand-computed inputs."""
+
+import math
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tcpeval.scenario import load_scenario
+from tcpeval.studies import bullot2004 as b
+
+
+@pytest.fixture(scope="module")
+def full():
+    return b.cells("full")
+
+
+def test_paths_are_the_papers(full):
+    # Section 3: 10/70/170 ms minimum RTT; 622 Mbit/s (CENIC, OC12 at SLAC), 467 Mbit/s at UFL.
+    net = {p: full[f"t1-{p}-s1-reno"]["network"] for p in b.PATHS}
+    assert [(n["bottleneck"], n["rtt"]) for n in net.values()] == [
+        ("622Mbps", "10ms"), ("467Mbps", "70ms"), ("622Mbps", "170ms")]
+    windows = {p: [full[f"t1-{p}-s{s}-bic"]["flows"][0]["max_window"] for s in (1, 2, 3)]
+               for p in b.PATHS}
+    assert windows == {"short": ["256KiB", "512KiB", "1MiB"], "medium": ["1MiB", "4MiB", "8MiB"],
+                       "long": ["4MiB", "8MiB", "12MiB"]}
+
+
+def test_full_grid_counts(full):
+    kinds = pd.Series([name.split("-")[0] for name in full]).value_counts().to_dict()
+    # 3 paths x 3 windows x 8 stacks; the same with UDP at 60 s and 30 s; intra for the
+    # 7 advanced stacks; every pair of the 7 on each path; 7 reverse-traffic runs.
+    assert kinds == {"t1": 72, "udp60": 72, "udp30": 72, "intra": 63, "inter": 63, "rev": 7}
+    assert all(doc["run"]["duration"] == "1200s" and doc["run"]["interval"] == "5s"
+               for doc in full.values())
+
+
+def test_stacks_are_configured_as_the_paper_ran_them(full):
+    ptcp = full["t1-medium-s2-ptcp"]["flows"][0]
+    assert (ptcp["cc"], ptcp["streams"], ptcp["max_window"]) == ("reno", 16, "4MiB")
+    assert full["t1-long-s3-scalable"]["flows"][0]["txqueuelen"] == 2000
+    assert full["t1-long-s3-htcp"]["flows"][0]["txqueuelen"] == 100
+    ccs = {full[f"t1-short-s1-{s}"]["flows"][0]["cc"] for s in b.STACKS}
+    assert ccs == {"reno", "scalable", "fast", "highspeed", "hstcplp", "htcp", "bic"}
+
+
+def test_udp_swings_between_5_and_20_percent(full):
+    udp = full["udp30-medium-s3-bic"]["udp"]
+    assert udp == [{"rate": "12.5%", "amplitude": "7.5%", "period": "30s"}]
+    assert full["udp60-long-s1-reno"]["udp"][0]["period"] == "60s"
+    assert "udp" not in full["t1-long-s1-reno"]
+
+
+def test_reverse_cells_have_16_reverse_streams_for_the_first_half(full):
+    doc = full["rev-fast"]
+    fwd, rev = doc["flows"]
+    assert (doc["network"]["rtt"], fwd["cc"], fwd["max_window"]) == ("70ms", "fast", "8MiB")
+    assert (rev["direction"], rev["streams"], rev["stop"]) == ("reverse", 16, "600s")
+
+
+def test_intra_and_inter_cells(full):
+    assert [f["cc"] for f in full["intra-long-s3-hstcplp"]["flows"]] == ["hstcplp"] * 2
+    pair = full["inter-short-ptcp-hstcplp"]["flows"]
+    assert [f.get("streams", 1) for f in pair] == [16, 1]
+    assert pair[0]["max_window"] == "512KiB"  # size 2 (assumed for Table 3)
+    assert not any(name.startswith("intra") and name.endswith("reno") for name in full)
+
+
+def test_derived_buffers_and_cross_loads():
+    # 622 Mbit/s x 190 ms / 12000 bit = 9848.3 -> 9849 packets; 467 x 20 ms -> 778.3 -> 779.
+    assert [p.buffer_pkts for p in b.PATHS.values()] == [9849, 779, 1037]
+    # 500 KiB x 8 / 10 ms = 409.6 Mbit/s of 622 -> 0.341; 3.5 MiB / 70 ms = 419.4 of 467
+    # -> 0.102; 10 MiB / 170 ms = 493.4 of 622 -> 0.207.
+    assert [p.cross_load for p in b.PATHS.values()] == [0.341, 0.102, 0.207]
+
+
+@pytest.mark.parametrize("profile", list(b.PROFILES))
+def test_every_cell_is_a_valid_scenario(profile):
+    for name, doc in b.sweeps(profile)[:: 7 if profile == "full" else 1]:
+        load_scenario(doc)  # raises on any invalid field
+
+
+def test_published_numbers_fill_every_table_cell():
+    rep = b.report({}, "full")
+    t = rep["tables"]
+    assert len(t["table1_throughput"]) == 72
+    assert t["table1_throughput"][["paper_mbps", "paper_std_mbps"]].notna().all(axis=None)
+    assert len(t["table2_intra_jain"]) == 63 + 14
+    assert t["table2_intra_jain"]["paper_jain"].notna().all()
+    assert t["table3_asymmetry"].filter(like="paper").notna().all(axis=None)
+    assert len(t["table3_asymmetry"]) == 4 and len(t["table4_reverse"]) == 7
+    assert len(t["stability_by_size"]) == 6
+    assert set(rep["figures"]) == {"fig1_throughput", "fig2_bic_sinusoidal_udp",
+                                   "fig3_stability_by_path", "fig4_stability_udp",
+                                   "fig5_intra_ufl"}
+
+
+# Summary entries of the paper's Table 1 that its own cells do not give (all of
+# S-TCP's, some of H-TCP's, BIC's, HSTCP-LP's and FAST's; docs/studies/bullot2004.md).
+PAPER_SUMMARY_MISMATCHES = {
+    ("avg size 1", "scalable"), ("avg size 2", "scalable"), ("avg size 3", "scalable"),
+    ("avg sizes 2&3", "scalable"), ("std sizes 2&3", "scalable"), ("avg size 1", "htcp"),
+    ("avg size 3", "bic"), ("avg sizes 2&3", "bic"), ("avg sizes 2&3", "hstcplp"),
+    ("std sizes 2&3", "hstcplp"), ("std sizes 2&3", "fast")}
+
+
+def test_published_table1_summary_rows_follow_from_its_cells():
+    rows = [{"path": p, "size": s, "stack": k, "mbps": v[0]}
+            for (p, s), cells in b.PUBLISHED_T1.items() for k, v in cells.items()]
+    ours = b.table1_summary(pd.DataFrame(rows)).set_index("stack")
+    for name, published in b.PUBLISHED_T1_SUMMARY.items():
+        for stack, value in published.items():
+            agrees = ours.loc[stack, name] == pytest.approx(value, abs=1.5)
+            assert agrees != ((name, stack) in PAPER_SUMMARY_MISMATCHES), (name, stack)
+
+
+def test_published_average_rows_follow_from_their_cells():
+    for s in b.ADVANCED:
+        per_path = [b.PUBLISHED_T3[p][s] for p in b.PATHS]
+        assert sum(per_path) / 3 == pytest.approx(b.PUBLISHED_T3["avg"][s], abs=0.01)
+        jain = [b.PUBLISHED_T2[k][s] for k in b.PUBLISHED_T2]
+        assert sum(jain) / 9 == pytest.approx(b.PUBLISHED_T2_SUMMARY["avg"][s], abs=0.011)
+
+
+def test_table1_summary_by_hand():
+    df = pd.DataFrame({"path": ["short", "long", "short", "long", "short", "long"],
+                       "size": [1, 1, 2, 2, 3, 3], "stack": ["x"] * 6,
+                       "mbps": [100.0, 200.0, 300.0, 100.0, 200.0, 400.0]})
+    row = b.table1_summary(df).iloc[0]
+    assert row["avg size 1"] == 150 and row["avg size 2"] == 200 and row["avg size 3"] == 300
+    # 300, 100, 200, 400: mean 250, sample variance (50^2+150^2+50^2+150^2)/3 = 50000/3
+    assert row["avg sizes 2&3"] == 250
+    assert row["std sizes 2&3"] == pytest.approx(math.sqrt(50000 / 3))
+
+
+def test_average_asymmetry_leaves_out_ptcp_short_and_lp_elsewhere():
+    stacks = ("ptcp", "fast", "bic", "hstcplp")
+    pairs = {("ptcp", "fast"): 0.8, ("ptcp", "bic"): 0.6, ("fast", "bic"): 0.2,
+             ("fast", "hstcplp"): 0.5, ("ptcp", "hstcplp"): 0.9, ("bic", "hstcplp"): 0.3}
+    short = b.average_asymmetry(pairs, "short", stacks)
+    # P-TCP keeps all its pairs; the others drop their pairs with P-TCP.
+    assert short["ptcp"] == pytest.approx((0.8 + 0.6 + 0.9) / 3)
+    assert short["fast"] == pytest.approx((0.2 + 0.5) / 2)
+    assert short["bic"] == pytest.approx((-0.2 + 0.3) / 2)
+    assert short["hstcplp"] == pytest.approx((-0.5 - 0.3) / 2)
+    medium = b.average_asymmetry(pairs, "medium", stacks)
+    assert medium["fast"] == pytest.approx((-0.8 + 0.2) / 2)
+    assert medium["hstcplp"] == pytest.approx((-0.5 - 0.9 - 0.3) / 3)
+
+
+@given(st.floats(-1, 1), st.sampled_from(["short", "medium", "long"]))
+def test_two_stack_asymmetry_is_antisymmetric(a, path):
+    out = b.average_asymmetry({("fast", "bic"): a}, path, ("fast", "bic"))
+    assert out["fast"] == pytest.approx(-out["bic"]) and abs(out["fast"]) <= 1
+
+
+def _summary(*mbps, std=0.0):
+    return {"flows": [{"throughput_mbps": x, "throughput_std_mbps": std,
+                       "stability_index": std / x} for x in mbps]}
+
+
+def test_report_places_cells_and_splits_the_reverse_run():
+    results = {"t1-long-s3-bic": _summary(400.0, std=100.0),
+               "intra-medium-s3-highspeed": _summary(300.0, 100.0),
+               "inter-short-ptcp-hstcplp": _summary(300.0, 100.0), "rev-fast": _summary(1.0)}
+    flows = pd.DataFrame({"t_s": [300.0, 600.0, 900.0, 1200.0], "flow": [0] * 4,
+                          "throughput_mbps": [10.0, 30.0, 200.0, 300.0]})
+    t = b.report(results, "full", lambda name: flows)["tables"]
+    t1 = t["table1_throughput"].set_index(["path", "size", "stack"])
+    assert t1.loc[("long", 3, "Bic-TCP"), "mbps"] == 400
+    assert t1.loc[("long", 3, "Bic-TCP"), "std_mbps"] == 100
+    t2 = t["table2_intra_jain"]
+    jain = t2[(t2["path"] == "medium") & (t2["window"] == "8MiB") & (t2["stack"] == "HS-TCP")]["jain"]
+    assert jain.item() == pytest.approx(400**2 / (2 * (300**2 + 100**2)))  # 0.8
+    pairs = t["asymmetry_pairs"]
+    assert pairs["asymmetry"].item() == pytest.approx(0.5)
+    rev = t["table4_reverse"].set_index("stack").loc["Fast TCP"]
+    # With reverse traffic: reports ending at 300 s and 600 s; without: 900 s, 1200 s.
+    assert (rev["with_mbps"], rev["without_mbps"]) == (20, 250)
+    assert rev["with_std"] == 10
+    cells = t["stability_cells"]
+    one = cells[(cells["udp"] == "none") & (cells["path"] == "long") & (cells["size"] == 3)
+                & (cells["stack"] == "Bic-TCP")]
+    assert one["stability"].item() == 0.25
