@@ -20,6 +20,8 @@ err = Console(stderr=True, soft_wrap=True)
 out = Console(width=None if sys.stdout.isatty() else 150)
 
 EXIT_BAD_INPUT = 2
+EXIT_INVALID_RUN = 1
+EXIT_INTERRUPTED = 130
 
 
 def _fail(message: str) -> None:
@@ -62,6 +64,18 @@ def print_summary(summary: dict, out_dir: Path | None) -> None:
         out.print(f"results: {out_dir}/", highlight=False)
 
 
+def _stop_if_invalid(summary: dict, target: Path) -> None:
+    """A testbed run that failed a validity gate is not a result: say why, exit 1."""
+    validity = summary.get("validity") or {}
+    if validity.get("valid", True):
+        return
+    err.print("[bold red]invalid run[/] (kept in "
+              f"{target}/ for diagnosis, not a result):", highlight=False)
+    for reason in validity.get("reasons", []):
+        err.print(f"  - {reason}", highlight=False)
+    raise typer.Exit(EXIT_INVALID_RUN)
+
+
 @app.command()
 def run(
     scenario: Annotated[Path, typer.Argument(help="scenario TOML file")],
@@ -81,8 +95,12 @@ def run(
         result = run_scenario(scenario, overrides=set_ or [], seed=seed, backend=backend)
     except ScenarioError as e:
         _fail(str(e))
+    except KeyboardInterrupt:
+        err.print("interrupted; nothing written (a testbed run was torn down)")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     target = out_dir or Path("results") / scenario.stem
     write_run(result, target)
+    _stop_if_invalid(result.summary, target)
     if report:
         from .report import run_report
 
@@ -285,13 +303,23 @@ def testbed_check(
 
 
 @testbed_app.command("cleanup")
-def testbed_cleanup() -> None:
-    """Remove leftovers of testbed runs (namespaces named tcpe-*), nothing else."""
+def testbed_cleanup(
+    prefix: Annotated[str, typer.Option(help="only namespaces starting with this (tcpe-...)")]
+    = "tcpe-",
+) -> None:
+    """Remove leftovers of testbed runs (namespaces named tcpe-* and the processes
+    inside them), nothing else; namespaces of runs still in progress are kept."""
     from . import testbed
 
-    removed = testbed.cleanup()
+    try:
+        removed, kept = testbed.cleanup(prefix)
+    except ValueError as e:
+        _fail(f"--prefix: {e}")
     out.print(f"removed {len(removed)} namespace(s): {', '.join(removed) or '-'}",
               highlight=False)
+    if kept:
+        out.print(f"kept {len(kept)} namespace(s) of runs in progress: {', '.join(kept)}",
+                  highlight=False)
 
 
 study_app = typer.Typer(help="Ready-made studies reproducing classic evaluations.",

@@ -148,6 +148,9 @@ def execute(spec: RunSpec):
 
     try:
         raw, wall = run_backend(spec.resolved)
+        if not raw.get("validity", {}).get("valid", True):
+            # A testbed run that failed a validity gate is not a result.
+            return spec.key, None, "invalid run: " + "; ".join(raw["validity"]["reasons"])
         return spec.key, build_result(spec.resolved, raw, wall), None
     except Exception as e:  # noqa: BLE001 - a failed run is recorded, not fatal
         return spec.key, None, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
@@ -191,6 +194,8 @@ def _results(todo: list[RunSpec], workers: int | None, dask: str | None):
         yield from _dask_results(todo, dask)
         return
     workers = workers or default_workers()
+    if any(r.resolved["meta"]["backend"] == "testbed" for r in todo):
+        workers = 1  # kernel runs share the machine's CPUs and would disturb each other
     if workers == 1:
         for spec in todo:
             yield execute(spec)

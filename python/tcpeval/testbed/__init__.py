@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -283,16 +284,29 @@ def namespaces() -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
-def cleanup(prefix: str = PREFIX) -> list[str]:
+def owner_alive(ns: str) -> bool:
+    """Whether the process that created a run's namespace (its PID is in the
+    name: tcpe-<pid>-<random>-...) is still running."""
+    m = re.match(rf"{PREFIX}(\d+)-", ns)
+    if not m or int(m.group(1)) == os.getpid():
+        return False
+    return Path(f"/proc/{m.group(1)}").exists()
+
+
+def cleanup(prefix: str = PREFIX) -> tuple[list[str], list[str]]:
     """Remove leftovers of tcpeval runs (after a SIGKILL): every network namespace
-    whose name starts with the testbed's prefix, and nothing else. Processes
-    still running inside one are killed first (they would survive the deletion).
-    Returns the names removed."""
+    whose name starts with the prefix (tcpe- or longer), and nothing else.
+    Namespaces of a run whose process is still alive are kept. Processes still
+    inside a leftover namespace are killed first (they would survive its
+    deletion). Returns (removed, kept)."""
     if not prefix.startswith(PREFIX):
         raise ValueError(f"refusing to clean namespaces outside the {PREFIX!r} prefix")
-    removed = []
+    removed, kept = [], []
     for ns in namespaces():
         if not ns.startswith(prefix):
+            continue
+        if owner_alive(ns):
+            kept.append(ns)
             continue
         pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
         for pid in pids.stdout.split():
@@ -300,7 +314,7 @@ def cleanup(prefix: str = PREFIX) -> list[str]:
                 os.kill(int(pid), signal.SIGKILL)
         if _run("ip", "netns", "del", ns):
             removed.append(ns)
-    return removed
+    return removed, kept
 
 
 def run_engine_config(config: dict) -> dict:

@@ -37,6 +37,7 @@ KEEP = ("snd_cwnd", "snd_ssthresh", "rtt", "min_rtt", "unacked", "sacked", "lost
         "segs_in", "delivery_rate", "pacing_rate", "dsack_dups", "reord_seen")
 CHUNK = 1 << 20
 LINGER_S = 0.5
+PROBE_PORT = 9  # nothing listens there: the sink host answers with a RST
 
 
 def tcp_info(sock: socket.socket) -> dict:
@@ -162,7 +163,7 @@ def send(a: argparse.Namespace) -> None:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cc.encode())
     if a.mss:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, a.mss)
-    emit({"kind": "ready"})
+    emit({"kind": "ready", "probe_rtt": probe_rtt(a.dst)})
     before = netstat()
     sleep_until(a.t0, a.start)
     sock.settimeout(5.0)
@@ -183,6 +184,24 @@ def send(a: argparse.Namespace) -> None:
     emit({"kind": "end", "t": now(a.t0), "cc": cc, "finished_sending": finished, **final,
           "netstat": delta})
     _abort(sock)
+
+
+def probe_rtt(dst: str, tries: int = 3) -> float | None:
+    """The path's base RTT in seconds, measured before the run while it is idle:
+    a SYN to a closed port comes back as a RST one round trip later."""
+    best = None
+    for _ in range(tries):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.settimeout(2.0)
+            t = time.monotonic()
+            try:
+                s.connect((dst, PROBE_PORT))
+            except ConnectionRefusedError:
+                rtt = time.monotonic() - t
+                best = rtt if best is None else min(best, rtt)
+            except OSError:
+                pass
+    return best
 
 
 def _kept(info: dict) -> dict:

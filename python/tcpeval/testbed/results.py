@@ -152,11 +152,18 @@ def flows(plan: Plan, config: dict, m: dict) -> list[dict]:
             "completed_ns": None if completed is None or not cfg.get("bytes")
             else int(round(completed * NS)),
             "min_rtt_ns": end.get("min_rtt", 0) * 1000,
+            "probe_rtt_ns": _probe_ns(snd),
             "reordering_events": end.get("reord_seen", 0),
             "dsack_dups": end.get("dsack_dups", 0),
             "netstat": ns,
         })
     return out
+
+
+def _probe_ns(records: list[dict]) -> int | None:
+    ready = _kind(records, "ready")
+    rtt = ready[0].get("probe_rtt") if ready else None
+    return None if rtt is None else int(round(rtt * NS))
 
 
 def engine_result(plan: Plan, config: dict, m: dict) -> dict:

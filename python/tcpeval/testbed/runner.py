@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -31,9 +32,11 @@ class Interrupted(KeyboardInterrupt):
 
 
 def new_prefix() -> str:
+    """tcpe-<our pid>-<random>-: unique, and `testbed cleanup` can tell a live
+    run's namespaces from leftovers."""
     from . import PREFIX
 
-    return f"{PREFIX}{uuid.uuid4().hex[:6]}-"
+    return f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:4]}-"
 
 
 def _die_with_parent() -> None:
