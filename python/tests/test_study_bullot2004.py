@@ -74,11 +74,16 @@ def test_derived_buffers_and_cross_loads():
     # 500 KiB x 8 / 10 ms = 409.6 Mbit/s of 622 -> 0.341; 3.5 MiB / 70 ms = 419.4 of 467
     # -> 0.102; 10 MiB / 170 ms = 493.4 of 622 -> 0.207.
     assert [p.cross_load for p in b.PATHS.values()] == [0.341, 0.102, 0.207]
+    # 64 KiB / RTT per flow: 52.4, 7.49, 3.08 Mbit/s; 212.1 / 52.4 -> 4, 47.6 / 7.49 -> 6,
+    # 128.8 / 3.08 -> 42.
+    assert [p.cross_flows for p in b.PATHS.values()] == [4, 6, 42]
+    ll = b.cells("full")["t1-long-s1-reno"]["background"]["long_lived"][0]
+    assert (ll["count"], ll["window"]) == (42, "65536B")
 
 
 @pytest.mark.parametrize("profile", list(b.PROFILES))
 def test_every_cell_is_a_valid_scenario(profile):
-    for name, doc in b.sweeps(profile)[:: 7 if profile == "full" else 1]:
+    for _, doc in b.sweeps(profile)[:: 7 if profile == "full" else 1]:
         load_scenario(doc)  # raises on any invalid field
 
 
@@ -172,7 +177,8 @@ def test_report_places_cells_and_splits_the_reverse_run():
     assert t1.loc[("long", 3, "Bic-TCP"), "mbps"] == 400
     assert t1.loc[("long", 3, "Bic-TCP"), "std_mbps"] == 100
     t2 = t["table2_intra_jain"]
-    jain = t2[(t2["path"] == "medium") & (t2["window"] == "8MiB") & (t2["stack"] == "HS-TCP")]["jain"]
+    cell = (t2["path"] == "medium") & (t2["window"] == "8MiB") & (t2["stack"] == "HS-TCP")
+    jain = t2[cell]["jain"]
     assert jain.item() == pytest.approx(400**2 / (2 * (300**2 + 100**2)))  # 0.8
     pairs = t["asymmetry_pairs"]
     assert pairs["asymmetry"].item() == pytest.approx(0.5)

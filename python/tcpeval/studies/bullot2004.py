@@ -14,7 +14,7 @@ the first half of the run with 16 reverse P-TCP streams from UFL).
 
 Modelled from what the paper tells, and assumed where it is silent
 (docs/studies/bullot2004.md): a production path's cross traffic is unknown, so
-each path carries web-like background traffic (SURGE sizes, Poisson arrivals)
+each path carries long-lived background flows with 64 KB windows (the era's default)
 at the load that leaves the available bandwidth the paper's "optimal windows"
 imply (500 KB, 3.5 MB, 10 MB over 10/70/170 ms: 410/419/493 Mbit/s); the
 bottleneck buffer holds 190 ms on the short path (P-TCP raised its RTT from 10 to
@@ -54,7 +54,9 @@ TXQUEUELEN_SCALABLE = 2000
 # read as a rate swinging between 5% and 20% of the bottleneck.
 UDP_LOW, UDP_HIGH = 0.05, 0.20
 UDP_PERIODS = (60, 30)
-REVERSE_WINDOW = "256KiB"  # 16 x 256 KB ~ the UFL path's BDP (section 2.2's P-TCP rule)
+REVERSE_WINDOW = "256KiB"
+# Other users' traffic: long-lived flows with the era's default 64 KB window.
+CROSS_WINDOW = 64 * 1024  # 16 x 256 KB ~ the UFL path's BDP (section 2.2's P-TCP rule)
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,12 @@ class Path:
         available = self.optimal_window_bytes * 8 / (self.rtt_ms / 1e3) / 1e6
         return round(max(0.0, 1 - available / self.rate_mbps), 3)
 
+    @property
+    def cross_flows(self) -> int:
+        """Window-limited background flows whose rates add up to the cross load."""
+        per_flow_mbps = CROSS_WINDOW * 8 / (self.rtt_ms / 1e3) / 1e6
+        return round(self.cross_load * self.rate_mbps / per_flow_mbps)
+
 
 PATHS = {
     "short": Path("Caltech", 622, 10, ("256KiB", "512KiB", "1MiB"), 500 * 1024, 190),
@@ -87,12 +95,13 @@ INTER_SIZE = 2  # Table 3's window is not stated: the near-optimal size 2
 REVERSE = ("medium", 3)  # Table 4: to UFL with 8 MB windows
 
 PROFILES = {
-    "smoke": {"duration": 10, "report_s": 1, "stacks": ("ptcp", "fast", "highspeed", "bic"), "t1_sizes": (3,),
-              "udp_sizes": (3,), "udp_periods": (30,), "intra_sizes": (3,), "inter": True},
-    "quick": {"duration": 120, "report_s": REPORT_S, "stacks": tuple(STACKS), "t1_sizes": SIZES, "udp_sizes": (3,),
-              "udp_periods": UDP_PERIODS, "intra_sizes": (3,), "inter": True},
-    "full": {"duration": 1200, "report_s": REPORT_S, "stacks": tuple(STACKS), "t1_sizes": SIZES, "udp_sizes": SIZES,
-             "udp_periods": UDP_PERIODS, "intra_sizes": SIZES, "inter": True},
+    "smoke": {"duration": 10, "report_s": 1, "stacks": ("ptcp", "fast", "highspeed", "bic"),
+              "t1_sizes": (3,), "udp_sizes": (3,), "udp_periods": (30,), "intra_sizes": (3,),
+              "inter": True},
+    "quick": {"duration": 120, "report_s": REPORT_S, "stacks": tuple(STACKS), "t1_sizes": SIZES,
+              "udp_sizes": (3,), "udp_periods": UDP_PERIODS, "intra_sizes": (3,), "inter": True},
+    "full": {"duration": 1200, "report_s": REPORT_S, "stacks": tuple(STACKS), "t1_sizes": SIZES,
+             "udp_sizes": SIZES, "udp_periods": UDP_PERIODS, "intra_sizes": SIZES, "inter": True},
 }
 
 # ----- published numbers ------------------------------------------------------------------
@@ -166,7 +175,7 @@ PUBLISHED_STABILITY = {("none", 1): (0.09, 0.02), ("none", 2): (0.2, 0.1),
 def run_note(profile: str) -> str:
     p = PROFILES[profile]
     return (f"one run per cell (the paper ran each test once), seed 1; {p['duration']} s runs "
-            f"with {p['report_s']} s reports; web-like cross traffic on every path")
+            f"with {p['report_s']} s reports; long-lived 64 KB-window cross traffic on every path")
 
 
 # ----- scenarios -----------------------------------------------------------------------------
@@ -187,8 +196,8 @@ def _doc(profile: str, path: str, flows: list[dict], udp_period: int | None = No
         "network": {"bottleneck": f"{net.rate_mbps}Mbps", "rtt": f"{net.rtt_ms}ms",
                     "buffer": f"{net.buffer_pkts}pkt", "access_rate": NIC_RATE},
         "flows": flows,
-        "background": {"web": [{"load": net.cross_load,
-                                "rtt": {"kind": "fixed", "value": f"{net.rtt_ms}ms"}}]},
+        "background": {"long_lived": [{"count": net.cross_flows, "window": f"{CROSS_WINDOW}B",
+                                       "rtt": {"kind": "fixed", "value": f"{net.rtt_ms}ms"}}]},
         "run": {"duration": f"{p['duration']}s", "interval": f"{p['report_s']}s",
                 "trace_interval": f"{p['report_s']}s", "measure_from": "0s", "seed": 1},
     }
