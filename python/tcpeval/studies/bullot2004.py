@@ -315,7 +315,8 @@ def _t1_table(results: dict, profile: str) -> pd.DataFrame:
                              "paper_mbps": pub[0], "paper_std_mbps": pub[1],
                              "mbps": _flow_mean(r, 0) if r else None,
                              "std_mbps": _flow_mean(r, 0, "throughput_std_mbps") if r else None,
-                             "stability": _flow_mean(r, 0, "stability_index") if r else None})
+                             "stability": _flow_mean(r, 0, "stability_index") if r else None,
+                             "srtt_ms": _flow_mean(r, 0, "mean_srtt_ms") if r else None})
     return pd.DataFrame(rows)
 
 
