@@ -99,7 +99,8 @@ def test_cubic_is_fairer_to_reno_than_bic_and_scalable(tables):
 
 def test_convergence_on_the_short_path_is_immediate(tables):
     # "measurements with an RTT of 0.2 ms converged virtually instantly"; with
-    # lambda 0.1 and 0.1 s samples the metric cannot go below 1.6 s
+    # lambda 0.1 and 0.1 s samples a flow at its long-term rate from its first
+    # sample converges at 1.6 s
     c = tables["convergence"]
     assert (c[c.rtt_ms == 0.2]["tc_mean_s"] <= 2.5).all()
 

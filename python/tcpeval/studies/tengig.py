@@ -344,7 +344,11 @@ def report(results: dict[str, dict], profile: str, flows_of) -> dict:
                                                    "total throughput of the two flows (Gbit/s)"),
                "fig10_fairness": _pair_bars(tables, "jain", "Jain's fairness index"),
                "fig9_convergence": _convergence_plot(tables["convergence"])}
-    return {"tables": tables, "figures": figures, "notes": [__doc__.split("\n\n", 1)[0]]}
+    notes = [__doc__.split("\n\n", 1)[0]]
+    if PROFILES[profile]["line_gbps"] != 10.0:
+        notes.append(f"Profile {profile} runs at {PROFILES[profile]['line_gbps']:g} Gbit/s: "
+                     "its throughputs are not comparable with the paper's 9.5 Gbit/s numbers.")
+    return {"tables": tables, "figures": figures, "notes": notes}
 
 
 # ----- figures -------------------------------------------------------------------------
