@@ -4,6 +4,7 @@ and SIGKILL. The runs need root and network namespaces; elsewhere they skip."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -219,3 +220,78 @@ def test_random_loss_matches_the_configured_rate():
     sent = sum(f["segments_sent"] for f in result.raw["flows"])
     retx = sum(f["retransmits"] for f in result.raw["flows"])
     assert abs(retx / sent - p) <= 0.3 * p, retx / sent
+
+
+def _start_cli_run(tmp_path) -> tuple[subprocess.Popen, str]:
+    """A 10 s testbed run in a child process; returns it once its traffic flows,
+    with its namespace prefix (the run's PID is part of it)."""
+    import time
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('[network]\nbottleneck = "50Mbps"\nrtt = "20ms"\nloss = 0.001\n'
+                        '[[flows]]\ncc = "cubic"\ncount = 2\n'
+                        '[run]\nduration = "10s"\nbackend = "testbed"\n')
+    proc = subprocess.Popen([sys.executable, "-m", "tcpeval.cli", "run", str(scenario),
+                             "--out", str(tmp_path / "out")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    prefix = f"tcpe-{proc.pid}-"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        mine = [ns for ns in testbed.namespaces() if ns.startswith(prefix)]
+        senders = [ns for ns in mine if ns.endswith("s1")]
+        if senders and _pids(senders[0]) and _pids(senders[0].replace("s1", "d1")):
+            time.sleep(1.0)
+            return proc, senders[0][:-2]
+        time.sleep(0.2)
+    proc.kill()
+    pytest.fail(f"the run never started its traffic: {proc.stderr.read()}")
+
+
+def _pids(ns: str) -> list[int]:
+    out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def _run_state(prefix: str) -> tuple[list[str], list[int]]:
+    spaces = [ns for ns in testbed.namespaces() if ns.startswith(prefix)]
+    return spaces, [pid for ns in spaces for pid in _pids(ns)]
+
+
+def _alive(pids: list[int]) -> list[int]:
+    return [p for p in pids if os.path.exists(f"/proc/{p}")
+            and "zombie" not in open(f"/proc/{p}/status").read().lower()]
+
+
+def _host_rules() -> list[str]:
+    out = subprocess.run(["iptables-save"], capture_output=True, text=True).stdout
+    return sorted(line for line in out.splitlines() if line.startswith("-A"))
+
+
+@needs_testbed
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_run_leaves_nothing_behind(tmp_path, sig):
+    rules = _host_rules()
+    proc, prefix = _start_cli_run(tmp_path)
+    spaces, pids = _run_state(prefix)
+    assert len(spaces) == 6 and len(pids) >= 5  # 2 senders, 2 sinks, the delay line
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "interrupted" in stderr
+    assert _run_state(prefix) == ([], [])
+    assert _alive(pids) == []
+    assert _host_rules() == rules
+    assert not (tmp_path / "out").exists()
+
+
+@needs_testbed
+def test_after_sigkill_testbed_cleanup_leaves_nothing_behind(tmp_path):
+    proc, prefix = _start_cli_run(tmp_path)
+    spaces, pids = _run_state(prefix)
+    proc.kill()
+    proc.wait(10)
+    assert [ns for ns in testbed.namespaces() if ns.startswith(prefix)] == spaces
+    p = subprocess.run([sys.executable, "-m", "tcpeval.cli", "testbed", "cleanup",
+                        "--prefix", prefix], capture_output=True, text=True)
+    assert p.returncode == 0 and f"removed {len(spaces)} namespace(s)" in p.stdout
+    assert _run_state(prefix) == ([], [])
+    assert _alive(pids) == []

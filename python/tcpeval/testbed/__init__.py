@@ -322,16 +322,17 @@ def run_engine_config(config: dict) -> dict:
     with "backend": "testbed" and a "validity" verdict. Refuses (TestbedUnavailable)
     before anything starts when the kernel cannot run it."""
     from . import gates, results
-    from .runner import measure, new_prefix
+    from .runner import Signals, measure, new_prefix
     from .topology import make_plan
 
-    install_tools()
-    caps = check()
-    reason = refuse_reason(config, caps)
-    if reason:
-        raise TestbedUnavailable(reason)
-    plan = make_plan(config, new_prefix(), delay_mode(config, caps), caps.get("delay_line"))
-    m = measure(plan)
+    with Signals():
+        install_tools()
+        caps = check()
+        reason = refuse_reason(config, caps)
+        if reason:
+            raise TestbedUnavailable(reason)
+        plan = make_plan(config, new_prefix(), delay_mode(config, caps), caps.get("delay_line"))
+        m = measure(plan)
     raw = results.engine_result(plan, config, m)
     raw["validity"] = gates.evaluate(plan, raw, m)
     return raw

@@ -118,6 +118,7 @@ def sink(a: argparse.Namespace) -> None:
     sampler.join()
     done = state["completed"]
     emit({"kind": "end", "t": now(a.t0), "bytes": state.get("sampled", 0),
+          "first_byte": state.get("first_byte"),
           "completed": done if done is not None and done <= a.duration else None})
 
 
@@ -144,6 +145,8 @@ def _receive(conn: socket.socket, t0: float, duration: float, state: dict) -> No
         if n == 0:
             state["completed"] = now(t0)
             return
+        if not state["bytes"]:
+            state["first_byte"] = now(t0)
         state["bytes"] += n
     _abort(conn)
 

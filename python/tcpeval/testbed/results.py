@@ -39,8 +39,14 @@ def intervals(plan: Plan, m: dict) -> dict:
     b = _boundaries(plan)
     out = {"t_ns": [], "flow": [], "delivered_bytes": []}
     for f, recs in zip(plan.flows, m["sinks"], strict=True):
-        s = _kind(recs, "sample")
-        cum = _at([0.0] + [r["t"] for r in s], [0] + [r["bytes"] for r in s], b)
+        points = [(0.0, 0)] + [(r["t"], r["bytes"]) for r in _kind(recs, "sample")]
+        first = _end(recs).get("first_byte")
+        if first is not None:
+            # Nothing arrived before the first byte: keeps the interpolation
+            # from spreading a late starter's first bytes back in time.
+            points.append((first, 0))
+        points.sort()
+        cum = _at([t for t, _ in points], [v for _, v in points], b)
         delivered = np.diff(np.concatenate([[0.0], np.round(cum)]))
         for t, d in zip(b, delivered, strict=True):
             out["t_ns"].append(int(round(t * NS)))

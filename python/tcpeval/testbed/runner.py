@@ -240,7 +240,7 @@ def measure(plan: Plan) -> dict:
     the namespaces and processes are gone when this returns or raises."""
     from . import counters
 
-    with Signals(), Testbed(plan) as tb:
+    with Signals(), Testbed(plan) as tb:  # Signals nest: run_engine_config has them too
         tb.build()
         setup = verify_setup(plan)
         drops0, softnet0 = counters.device_drops(plan.namespaces), counters.softnet_drops()
