@@ -85,9 +85,16 @@ pub fn parse(args: &[String]) -> Result<Command, ArgError> {
     let mode = match mode.as_str() {
         "nfqueue" => parse_nfqueue(&opts)?,
         "tun" => parse_tun(&opts)?,
-        other => return err(format!("unknown mode `{other}`: expected `nfqueue` or `tun`")),
+        other => {
+            return err(format!(
+                "unknown mode `{other}`: expected `nfqueue` or `tun`"
+            ))
+        }
     };
-    Ok(Command::Run(Config { mode, fifo_priority }))
+    Ok(Command::Run(Config {
+        mode,
+        fifo_priority,
+    }))
 }
 
 /// Splits `--key value` and `--key=value` pairs; `--help` takes no value.
@@ -105,7 +112,9 @@ fn split_options(args: &[String]) -> Result<Vec<(String, String)>, ArgError> {
             };
             out.push((arg.clone(), v.clone()));
         } else {
-            return err(format!("unexpected argument `{arg}`: options start with --"));
+            return err(format!(
+                "unexpected argument `{arg}`: options start with --"
+            ));
         }
     }
     Ok(out)
@@ -113,13 +122,19 @@ fn split_options(args: &[String]) -> Result<Vec<(String, String)>, ArgError> {
 
 fn check_known(opts: &[(String, String)], allowed: &[&str], mode: &str) -> Result<(), ArgError> {
     match opts.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
-        Some((k, _)) => err(format!("unknown option {k} for mode {mode}: allowed {}", allowed.join(", "))),
+        Some((k, _)) => err(format!(
+            "unknown option {k} for mode {mode}: allowed {}",
+            allowed.join(", ")
+        )),
         None => Ok(()),
     }
 }
 
 fn values<'a>(opts: &'a [(String, String)], key: &str) -> Vec<&'a str> {
-    opts.iter().filter(|(k, _)| k == key).map(|(_, v)| v.as_str()).collect()
+    opts.iter()
+        .filter(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .collect()
 }
 
 fn parse_priority(opts: &[(String, String)]) -> Result<i32, ArgError> {
@@ -127,7 +142,9 @@ fn parse_priority(opts: &[(String, String)]) -> Result<i32, ArgError> {
         [] => Ok(DEFAULT_FIFO_PRIORITY),
         [v] => match v.parse::<i32>() {
             Ok(p) if FIFO_PRIORITY_RANGE.contains(&p) => Ok(p),
-            _ => err(format!("--fifo-priority `{v}`: must be an integer from 1 to 99")),
+            _ => err(format!(
+                "--fifo-priority `{v}`: must be an integer from 1 to 99"
+            )),
         },
         _ => err("--fifo-priority given more than once".into()),
     }
@@ -144,12 +161,19 @@ fn parse_delay(flag: &str, spec: &str, text: &str) -> Result<u64, ArgError> {
 
 fn parse_queue(spec: &str) -> Result<QueueSpec, ArgError> {
     let Some((num, delay)) = spec.split_once(':') else {
-        return err(format!("--queue `{spec}`: expected NUM:DELAY_US, e.g. 1:25000"));
+        return err(format!(
+            "--queue `{spec}`: expected NUM:DELAY_US, e.g. 1:25000"
+        ));
     };
     let Ok(queue) = num.parse::<u16>() else {
-        return err(format!("--queue `{spec}`: NUM must be an NFQUEUE number from 0 to 65535"));
+        return err(format!(
+            "--queue `{spec}`: NUM must be an NFQUEUE number from 0 to 65535"
+        ));
     };
-    Ok(QueueSpec { queue, delay_us: parse_delay("--queue", spec, delay)? })
+    Ok(QueueSpec {
+        queue,
+        delay_us: parse_delay("--queue", spec, delay)?,
+    })
 }
 
 fn parse_nfqueue(opts: &[(String, String)]) -> Result<Mode, ArgError> {
@@ -162,7 +186,10 @@ fn parse_nfqueue(opts: &[(String, String)]) -> Result<Mode, ArgError> {
     for spec in specs {
         let q = parse_queue(spec)?;
         if queues.iter().any(|o| o.queue == q.queue) {
-            return err(format!("--queue `{spec}`: queue {} given more than once", q.queue));
+            return err(format!(
+                "--queue `{spec}`: queue {} given more than once",
+                q.queue
+            ));
         }
         queues.push(q);
     }
@@ -171,10 +198,15 @@ fn parse_nfqueue(opts: &[(String, String)]) -> Result<Mode, ArgError> {
 
 fn parse_route(spec: &str) -> Result<RouteSpec, ArgError> {
     let Some((prefix, delay)) = spec.rsplit_once(':') else {
-        return err(format!("--route `{spec}`: expected A.B.C.D/LEN:DELAY_US, e.g. 10.2.1.0/24:25000"));
+        return err(format!(
+            "--route `{spec}`: expected A.B.C.D/LEN:DELAY_US, e.g. 10.2.1.0/24:25000"
+        ));
     };
     let prefix = Prefix::parse(prefix).map_err(|e| ArgError(format!("--route `{spec}`: {e}")))?;
-    Ok(RouteSpec { prefix, delay_us: parse_delay("--route", spec, delay)? })
+    Ok(RouteSpec {
+        prefix,
+        delay_us: parse_delay("--route", spec, delay)?,
+    })
 }
 
 fn parse_dev(opts: &[(String, String)]) -> Result<String, ArgError> {
@@ -183,7 +215,9 @@ fn parse_dev(opts: &[(String, String)]) -> Result<String, ArgError> {
         [d] => d.to_string(),
         _ => return err("--dev given more than once".into()),
     };
-    let ok_chars = dev.bytes().all(|b| b.is_ascii_graphic() && b != b'/' && b != b':');
+    let ok_chars = dev
+        .bytes()
+        .all(|b| b.is_ascii_graphic() && b != b'/' && b != b':');
     if dev.is_empty() || dev.len() > MAX_DEV_NAME || !ok_chars {
         return err(format!(
             "--dev `{dev}`: must be 1 to {MAX_DEV_NAME} printable characters without '/', ':' or spaces"
@@ -203,7 +237,10 @@ fn parse_tun(opts: &[(String, String)]) -> Result<Mode, ArgError> {
     for spec in specs {
         let r = parse_route(spec)?;
         if routes.iter().any(|o| o.prefix == r.prefix) {
-            return err(format!("--route `{spec}`: prefix {} given more than once", r.prefix));
+            return err(format!(
+                "--route `{spec}`: prefix {} given more than once",
+                r.prefix
+            ));
         }
         routes.push(r);
     }
@@ -233,15 +270,27 @@ mod tests {
     fn nfqueue_queues_and_default_priority() {
         let c = run("nfqueue --queue 1:25000 --queue=11:0");
         assert_eq!(c.fifo_priority, 50);
-        let want = vec![QueueSpec { queue: 1, delay_us: 25000 }, QueueSpec { queue: 11, delay_us: 0 }];
+        let want = vec![
+            QueueSpec {
+                queue: 1,
+                delay_us: 25000,
+            },
+            QueueSpec {
+                queue: 11,
+                delay_us: 0,
+            },
+        ];
         assert_eq!(c.mode, Mode::Nfqueue { queues: want });
     }
 
     #[test]
     fn tun_routes_and_priority() {
-        let c = run("tun --dev tdl --route 10.2.1.0/24:20000 --route 0.0.0.0/0:5 --fifo-priority 99");
+        let c =
+            run("tun --dev tdl --route 10.2.1.0/24:20000 --route 0.0.0.0/0:5 --fifo-priority 99");
         assert_eq!(c.fifo_priority, 99);
-        let Mode::Tun { dev, routes } = c.mode else { panic!("not tun") };
+        let Mode::Tun { dev, routes } = c.mode else {
+            panic!("not tun")
+        };
         assert_eq!(dev, "tdl");
         assert_eq!(routes.len(), 2);
         assert_eq!(routes[0].prefix.to_string(), "10.2.1.0/24");
@@ -277,8 +326,11 @@ mod tests {
 
     #[test]
     fn bad_options() {
-        assert!(bad("nfqueue --queue 1:5 --route 10.0.0.0/8:1").contains("unknown option --route for mode nfqueue"));
-        assert!(bad("tun --dev t --route 10.0.0.0/8:1 --queue 1:1").contains("unknown option --queue"));
+        assert!(bad("nfqueue --queue 1:5 --route 10.0.0.0/8:1")
+            .contains("unknown option --route for mode nfqueue"));
+        assert!(
+            bad("tun --dev t --route 10.0.0.0/8:1 --queue 1:1").contains("unknown option --queue")
+        );
         assert!(bad("nfqueue --queue 1:5 stray").contains("unexpected argument `stray`"));
         assert!(bad("nfqueue --queue 1:5 --fifo-priority 0").contains("from 1 to 99"));
         assert!(bad("nfqueue --queue 1:5 --fifo-priority 100").contains("from 1 to 99"));
@@ -287,11 +339,15 @@ mod tests {
 
     #[test]
     fn bad_tun_specs() {
-        assert!(bad("tun --dev abcdefghijklmnop --route 10.0.0.0/8:1").contains("1 to 15 printable"));
+        assert!(
+            bad("tun --dev abcdefghijklmnop --route 10.0.0.0/8:1").contains("1 to 15 printable")
+        );
         assert!(bad("tun --dev a/b --route 10.0.0.0/8:1").contains("without '/'"));
         assert!(bad("tun --dev t --route 10.0.0.0/8").contains("--route `10.0.0.0/8`"));
         assert!(bad("tun --dev t --route 10.0.0.1/8:1").contains("host bits"));
         assert!(bad("tun --dev t --route 10.0.0.0/33:1").contains("LEN"));
-        assert!(bad("tun --dev t --route 10.0.0.0/8:1 --route 10.0.0.0/8:2").contains("more than once"));
+        assert!(
+            bad("tun --dev t --route 10.0.0.0/8:1 --route 10.0.0.0/8:2").contains("more than once")
+        );
     }
 }

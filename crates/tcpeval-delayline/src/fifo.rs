@@ -34,6 +34,9 @@ pub struct Stats {
     pub unmatched: u64,
     /// Packets the delay line had to drop (ring full, oversize, write error).
     pub dropped: u64,
+    /// NFQUEUE packets the kernel dropped for this queue: queue full plus
+    /// failed deliveries to us (/proc/net/netfilter/nfnetlink_queue).
+    pub kernel_dropped: u64,
 }
 
 impl Stats {
@@ -61,7 +64,13 @@ impl<T: Copy + Default> DelayQueue<T> {
     pub fn new(capacity: usize, delay_us: u64) -> DelayQueue<T> {
         assert!(capacity > 0, "capacity must be positive");
         DelayQueue {
-            ring: vec![Held { due_ns: 0, item: T::default() }; capacity],
+            ring: vec![
+                Held {
+                    due_ns: 0,
+                    item: T::default()
+                };
+                capacity
+            ],
             head: 0,
             len: 0,
             delay_ns: delay_us * 1000,
@@ -80,7 +89,10 @@ impl<T: Copy + Default> DelayQueue<T> {
             return Err(item);
         }
         let tail = (self.head + self.len) % self.ring.len();
-        self.ring[tail] = Held { due_ns: arrival_ns.saturating_add(self.delay_ns), item };
+        self.ring[tail] = Held {
+            due_ns: arrival_ns.saturating_add(self.delay_ns),
+            item,
+        };
         self.len += 1;
         self.stats.maxdepth = self.stats.maxdepth.max(self.len);
         Ok(())
@@ -109,7 +121,9 @@ impl<T: Copy + Default> DelayQueue<T> {
 }
 
 /// Earliest due time over several queues.
-pub fn earliest_due<'a, T: Copy + Default + 'a>(queues: impl Iterator<Item = &'a DelayQueue<T>>) -> Option<u64> {
+pub fn earliest_due<'a, T: Copy + Default + 'a>(
+    queues: impl Iterator<Item = &'a DelayQueue<T>>,
+) -> Option<u64> {
     queues.filter_map(|q| q.next_due()).min()
 }
 
@@ -174,7 +188,10 @@ mod tests {
         assert_eq!(q.pop_due(0), Some(1));
         q.push(0, 4).unwrap();
         assert_eq!(q.push(0, 5), Err(5));
-        assert_eq!((q.pop_due(0), q.pop_due(0), q.pop_due(0)), (Some(2), Some(4), None));
+        assert_eq!(
+            (q.pop_due(0), q.pop_due(0), q.pop_due(0)),
+            (Some(2), Some(4), None)
+        );
         assert_eq!(q.capacity(), 2);
     }
 

@@ -12,10 +12,10 @@
 mod args;
 mod fifo;
 mod netlink;
-mod prefix;
-mod report;
 #[cfg(target_os = "linux")]
 mod nfq;
+mod prefix;
+mod report;
 #[cfg(target_os = "linux")]
 mod sys;
 #[cfg(target_os = "linux")]

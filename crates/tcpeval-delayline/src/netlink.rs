@@ -67,7 +67,7 @@ impl<'a> MsgBuilder<'a> {
         buf.extend_from_slice(&(NLM_F_REQUEST | flags).to_ne_bytes());
         buf.extend_from_slice(&seq.to_ne_bytes());
         buf.extend_from_slice(&0u32.to_ne_bytes()); // pid 0: to the kernel
-        // AF_UNSPEC: the queue itself is family-independent since Linux 3.8.
+                                                    // AF_UNSPEC: the queue itself is family-independent since Linux 3.8.
         buf.extend_from_slice(&[0, NFNETLINK_V0]);
         buf.extend_from_slice(&queue.to_be_bytes());
         MsgBuilder { buf }
@@ -139,7 +139,11 @@ fn verdict_hdr(verdict: u32, id: u32) -> [u8; 8] {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// A queued packet: its id and NFQA_TIMESTAMP (wall clock, ns) if present.
-    Packet { queue: u16, id: u32, kernel_ts_ns: Option<u64> },
+    Packet {
+        queue: u16,
+        id: u32,
+        kernel_ts_ns: Option<u64>,
+    },
     /// An ack (errno 0) or error (positive errno) for request `seq`.
     Ack { seq: u32, errno: i32 },
     /// Anything else (NLMSG_NOOP, NLMSG_DONE, other subsystems).
@@ -183,7 +187,11 @@ fn decode(msg: &[u8]) -> Event {
         // struct nlmsgerr: int error (negative errno, 0 = ack), then the
         // request's nlmsghdr, whose seq is at offset 8.
         let error = i32::from_ne_bytes(body[..4].try_into().unwrap());
-        let seq = if body.len() >= 4 + NLMSG_HDRLEN { u32_ne(body, 12) } else { 0 };
+        let seq = if body.len() >= 4 + NLMSG_HDRLEN {
+            u32_ne(body, 12)
+        } else {
+            0
+        };
         return Event::Ack { seq, errno: -error };
     }
     if kind == nfq_type(NFQNL_MSG_PACKET) && body.len() >= NFGENMSG_LEN {
@@ -217,7 +225,11 @@ fn decode_packet(queue: u16, mut attrs: &[u8]) -> Event {
         attrs = &attrs[align4(len).min(attrs.len())..];
     }
     match id {
-        Some(id) => Event::Packet { queue, id, kernel_ts_ns },
+        Some(id) => Event::Packet {
+            queue,
+            id,
+            kernel_ts_ns,
+        },
         None => Event::Other,
     }
 }
@@ -319,8 +331,16 @@ mod tests {
         assert_eq!(
             events,
             vec![
-                Event::Packet { queue: 1, id: 42, kernel_ts_ns: Some(1_700_000_000_123_456_000) },
-                Event::Packet { queue: 11, id: 43, kernel_ts_ns: None },
+                Event::Packet {
+                    queue: 1,
+                    id: 42,
+                    kernel_ts_ns: Some(1_700_000_000_123_456_000)
+                },
+                Event::Packet {
+                    queue: 11,
+                    id: 43,
+                    kernel_ts_ns: None
+                },
             ]
         );
     }
@@ -334,7 +354,13 @@ mod tests {
         err.extend_from_slice(&(-16i32).to_ne_bytes()); // -EBUSY
         err.extend(hdr(28, 0x0302, 5, 78));
         let events: Vec<Event> = parse_messages(&[ack, err].concat()).collect();
-        assert_eq!(events, vec![Event::Ack { seq: 77, errno: 0 }, Event::Ack { seq: 78, errno: 16 }]);
+        assert_eq!(
+            events,
+            vec![
+                Event::Ack { seq: 77, errno: 0 },
+                Event::Ack { seq: 78, errno: 16 }
+            ]
+        );
     }
 
     #[test]
@@ -347,6 +373,9 @@ mod tests {
         assert_eq!(parse_messages(&zero_len).count(), 0);
         let mut no_id = hdr(20, 0x0300, 0, 0);
         no_id.extend_from_slice(&[2, 0, 0, 1]);
-        assert_eq!(parse_messages(&no_id).collect::<Vec<_>>(), vec![Event::Other]);
+        assert_eq!(
+            parse_messages(&no_id).collect::<Vec<_>>(),
+            vec![Event::Other]
+        );
     }
 }

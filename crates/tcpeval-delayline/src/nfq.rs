@@ -43,7 +43,9 @@ struct Bound {
 fn setup_err(what: &str, e: io::Error) -> SetupError {
     let hint = match e.raw_os_error() {
         Some(libc::EPERM) => " (needs root / CAP_NET_ADMIN)",
-        Some(libc::EPROTONOSUPPORT) => " (this kernel lacks NFQUEUE, CONFIG_NETFILTER_NETLINK_QUEUE)",
+        Some(libc::EPROTONOSUPPORT) => {
+            " (this kernel lacks NFQUEUE, CONFIG_NETFILTER_NETLINK_QUEUE)"
+        }
         Some(libc::EBUSY) => " (another process is bound to this queue)",
         _ => "",
     };
@@ -53,13 +55,20 @@ fn setup_err(what: &str, e: io::Error) -> SetupError {
 fn open_socket() -> io::Result<OwnedFd> {
     let flags = libc::SOCK_RAW | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK;
     // SAFETY: plain socket syscall.
-    let sock = sys::owned(unsafe { libc::socket(libc::AF_NETLINK, flags, libc::NETLINK_NETFILTER) })?;
+    let sock =
+        sys::owned(unsafe { libc::socket(libc::AF_NETLINK, flags, libc::NETLINK_NETFILTER) })?;
     // SAFETY: a zeroed sockaddr_nl with nl_pid 0 lets the kernel pick the port id.
     let mut addr: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
     addr.nl_family = libc::AF_NETLINK as libc::sa_family_t;
     let len = std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t;
     // SAFETY: addr is a valid sockaddr_nl of `len` bytes.
-    sys::check(unsafe { libc::bind(sock.as_raw_fd(), (&addr as *const libc::sockaddr_nl).cast(), len) })?;
+    sys::check(unsafe {
+        libc::bind(
+            sock.as_raw_fd(),
+            (&addr as *const libc::sockaddr_nl).cast(),
+            len,
+        )
+    })?;
     let fd = sock.as_raw_fd();
     if sys::set_int_opt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, RCVBUF_BYTES).is_err() {
         eprintln!("tcpeval-delayline: SO_RCVBUFFORCE refused; using SO_RCVBUF (capped by net.core.rmem_max)");
@@ -73,11 +82,25 @@ impl Bound {
         let what = format!("NFQUEUE {}", spec.queue);
         let sock = open_socket().map_err(|e| setup_err(&format!("{what}: netlink socket"), e))?;
         let fifo = DelayQueue::new(QUEUE_CAPACITY, spec.delay_us);
-        let mut b = Bound { sock, spec, fifo, seq: 0, tx: Vec::with_capacity(64) };
+        let mut b = Bound {
+            sock,
+            spec,
+            fifo,
+            seq: 0,
+            tx: Vec::with_capacity(64),
+        };
         netlink::encode_bind(&mut b.tx, 1, spec.queue);
-        b.request(1).map_err(|e| setup_err(&format!("{what}: bind"), e))?;
-        netlink::encode_params(&mut b.tx, 2, spec.queue, QUEUE_CAPACITY as u32, NFQA_CFG_F_GSO);
-        b.request(2).map_err(|e| setup_err(&format!("{what}: copy mode, maxlen, GSO flag"), e))?;
+        b.request(1)
+            .map_err(|e| setup_err(&format!("{what}: bind"), e))?;
+        netlink::encode_params(
+            &mut b.tx,
+            2,
+            spec.queue,
+            QUEUE_CAPACITY as u32,
+            NFQA_CFG_F_GSO,
+        );
+        b.request(2)
+            .map_err(|e| setup_err(&format!("{what}: copy mode, maxlen, GSO flag"), e))?;
         b.seq = 2;
         Ok(b)
     }
@@ -85,7 +108,14 @@ impl Bound {
     fn send(&self) -> io::Result<()> {
         // SAFETY: tx is a valid buffer; the socket is connected to nothing, and
         // send() on an unconnected netlink socket goes to the kernel (pid 0).
-        let n = unsafe { libc::send(self.sock.as_raw_fd(), self.tx.as_ptr().cast(), self.tx.len(), 0) };
+        let n = unsafe {
+            libc::send(
+                self.sock.as_raw_fd(),
+                self.tx.as_ptr().cast(),
+                self.tx.len(),
+                0,
+            )
+        };
         sys::check_size(n).map(|_| ())
     }
 
@@ -97,14 +127,21 @@ impl Bound {
         loop {
             let left = deadline.saturating_sub(sys::now_ns(libc::CLOCK_MONOTONIC));
             if left == 0 {
-                return Err(io::Error::new(io::ErrorKind::TimedOut, "no ack from the kernel"));
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "no ack from the kernel",
+                ));
             }
             sys::wait_readable(&mut [sys::pollfd(self.sock.as_raw_fd())], Some(left))?;
-            let Some(n) = recv(&self.sock, &mut rx)? else { continue };
+            let Some(n) = recv(&self.sock, &mut rx)? else {
+                continue;
+            };
             for ev in netlink::parse_messages(&rx[..n]) {
                 match ev {
                     Event::Ack { seq: s, errno: 0 } if s == seq => return Ok(()),
-                    Event::Ack { seq: s, errno } if s == seq => return Err(io::Error::from_raw_os_error(errno)),
+                    Event::Ack { seq: s, errno } if s == seq => {
+                        return Err(io::Error::from_raw_os_error(errno))
+                    }
                     _ => {}
                 }
             }
@@ -122,7 +159,10 @@ impl Bound {
             self.seq = self.seq.wrapping_add(1);
             netlink::encode_accept_upto(&mut self.tx, self.seq, self.spec.queue, id);
             if let Err(e) = self.send() {
-                eprintln!("tcpeval-delayline: queue {}: verdict failed: {e}", self.spec.queue);
+                eprintln!(
+                    "tcpeval-delayline: queue {}: verdict failed: {e}",
+                    self.spec.queue
+                );
             }
         }
     }
@@ -145,7 +185,9 @@ impl Bound {
     fn handle(&mut self, msg: &[u8]) {
         for ev in netlink::parse_messages(msg) {
             match ev {
-                Event::Packet { id, kernel_ts_ns, .. } => self.hold(id, kernel_ts_ns),
+                Event::Packet {
+                    id, kernel_ts_ns, ..
+                } => self.hold(id, kernel_ts_ns),
                 Event::Ack { errno, .. } if errno != 0 => eprintln!(
                     "tcpeval-delayline: queue {}: kernel rejected a verdict: {}",
                     self.spec.queue,
@@ -169,7 +211,10 @@ impl Bound {
             self.seq = self.seq.wrapping_add(1);
             netlink::encode_drop(&mut self.tx, self.seq, self.spec.queue, id);
             if let Err(e) = self.send() {
-                eprintln!("tcpeval-delayline: queue {}: drop verdict failed: {e}", self.spec.queue);
+                eprintln!(
+                    "tcpeval-delayline: queue {}: drop verdict failed: {e}",
+                    self.spec.queue
+                );
             }
         }
     }
@@ -178,7 +223,14 @@ impl Bound {
 /// One non-blocking recv(); None when nothing is waiting.
 fn recv(sock: &OwnedFd, rx: &mut [u8]) -> io::Result<Option<usize>> {
     // SAFETY: rx is a valid writable buffer of rx.len() bytes.
-    let n = unsafe { libc::recv(sock.as_raw_fd(), rx.as_mut_ptr().cast(), rx.len(), libc::MSG_DONTWAIT) };
+    let n = unsafe {
+        libc::recv(
+            sock.as_raw_fd(),
+            rx.as_mut_ptr().cast(),
+            rx.len(),
+            libc::MSG_DONTWAIT,
+        )
+    };
     match sys::check_size(n) {
         Ok(n) => Ok(Some(n)),
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
@@ -187,9 +239,17 @@ fn recv(sock: &OwnedFd, rx: &mut [u8]) -> io::Result<Option<usize>> {
 }
 
 /// Binds every queue, then calls `ready` and runs until `signals` fires.
-pub fn run(specs: &[QueueSpec], signals: &OwnedFd, ready: impl FnOnce()) -> Result<Vec<Entry>, SetupError> {
-    let _timestamps = sys::enable_rx_timestamps().map_err(|e| setup_err("SO_TIMESTAMP socket", e))?;
-    let mut queues = specs.iter().map(|s| Bound::bind(*s)).collect::<Result<Vec<_>, _>>()?;
+pub fn run(
+    specs: &[QueueSpec],
+    signals: &OwnedFd,
+    ready: impl FnOnce(),
+) -> Result<Vec<Entry>, SetupError> {
+    let _timestamps =
+        sys::enable_rx_timestamps().map_err(|e| setup_err("SO_TIMESTAMP socket", e))?;
+    let mut queues = specs
+        .iter()
+        .map(|s| Bound::bind(*s))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut fds: Vec<libc::pollfd> = std::iter::once(signals.as_raw_fd())
         .chain(queues.iter().map(|q| q.sock.as_raw_fd()))
         .map(sys::pollfd)
@@ -215,10 +275,51 @@ pub fn run(specs: &[QueueSpec], signals: &OwnedFd, ready: impl FnOnce()) -> Resu
 }
 
 fn entry(q: &Bound) -> Entry {
+    let proc_text = std::fs::read_to_string(PROC_QUEUES).unwrap_or_default();
+    let kernel_dropped = kernel_drops(&proc_text, q.spec.queue).unwrap_or_else(|| {
+        eprintln!(
+            "tcpeval-delayline: queue {}: no line in {PROC_QUEUES}; kernel_dropped unknown",
+            q.spec.queue
+        );
+        0
+    });
     Entry {
         label: Label::Queue(q.spec.queue),
         delay_us: q.spec.delay_us,
         capacity: q.fifo.capacity(),
-        stats: q.fifo.stats,
+        stats: crate::fifo::Stats {
+            kernel_dropped,
+            ..q.fifo.stats
+        },
+    }
+}
+
+/// Per-namespace queue table (net/netfilter/nfnetlink_queue.c seq_show):
+/// queue_number portid queue_total copy_mode copy_range queue_dropped
+/// user_dropped id_sequence 1.
+const PROC_QUEUES: &str = "/proc/net/netfilter/nfnetlink_queue";
+
+/// queue_dropped + user_dropped of `queue` in the text of PROC_QUEUES.
+fn kernel_drops(proc_text: &str, queue: u16) -> Option<u64> {
+    proc_text.lines().find_map(|line| {
+        let f: Vec<u64> = line
+            .split_whitespace()
+            .map_while(|x| x.parse().ok())
+            .collect();
+        (f.len() >= 7 && f[0] == u64::from(queue)).then(|| f[5] + f[6])
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kernel_drops;
+
+    #[test]
+    fn kernel_drops_from_proc_table() {
+        let text = "    3    761     0 1     0     4     5        9  1\n  700 2363980084  12 1     0     0     1       99  1\n";
+        assert_eq!(kernel_drops(text, 3), Some(9));
+        assert_eq!(kernel_drops(text, 700), Some(1));
+        assert_eq!(kernel_drops(text, 4), None);
+        assert_eq!(kernel_drops("", 3), None);
     }
 }

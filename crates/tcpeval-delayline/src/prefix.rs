@@ -22,12 +22,21 @@ impl Prefix {
             .map_err(|_| format!("prefix `{text}`: `{addr}` is not an IPv4 address"))?;
         let len: u8 = match len.parse() {
             Ok(l) if l <= 32 => l,
-            _ => return Err(format!("prefix `{text}`: LEN must be an integer from 0 to 32")),
+            _ => {
+                return Err(format!(
+                    "prefix `{text}`: LEN must be an integer from 0 to 32"
+                ))
+            }
         };
         let addr = u32::from(addr);
-        let p = Prefix { addr: addr & mask(len), len };
+        let p = Prefix {
+            addr: addr & mask(len),
+            len,
+        };
         if p.addr != addr {
-            return Err(format!("prefix `{text}`: host bits are set; did you mean {p}?"));
+            return Err(format!(
+                "prefix `{text}`: host bits are set; did you mean {p}?"
+            ));
         }
         Ok(p)
     }
@@ -65,7 +74,9 @@ pub fn ipv4_destination(packet: &[u8]) -> Option<u32> {
     if packet.len() < MIN_HEADER || packet[0] >> 4 != 4 {
         return None;
     }
-    Some(u32::from_be_bytes([packet[16], packet[17], packet[18], packet[19]]))
+    Some(u32::from_be_bytes([
+        packet[16], packet[17], packet[18], packet[19],
+    ]))
 }
 
 #[cfg(test)]
@@ -85,9 +96,15 @@ mod tests {
         assert_eq!(p("10.2.1.0/24").to_string(), "10.2.1.0/24");
         assert_eq!(p("0.0.0.0/0").to_string(), "0.0.0.0/0");
         assert_eq!(p("10.2.1.7/32").to_string(), "10.2.1.7/32");
-        assert!(Prefix::parse("10.2.1.7/24").unwrap_err().contains("did you mean 10.2.1.0/24"));
-        assert!(Prefix::parse("10.2.1/24").unwrap_err().contains("not an IPv4"));
-        assert!(Prefix::parse("10.2.1.0").unwrap_err().contains("A.B.C.D/LEN"));
+        assert!(Prefix::parse("10.2.1.7/24")
+            .unwrap_err()
+            .contains("did you mean 10.2.1.0/24"));
+        assert!(Prefix::parse("10.2.1/24")
+            .unwrap_err()
+            .contains("not an IPv4"));
+        assert!(Prefix::parse("10.2.1.0")
+            .unwrap_err()
+            .contains("A.B.C.D/LEN"));
         assert!(Prefix::parse("10.2.1.0/x").unwrap_err().contains("0 to 32"));
     }
 
@@ -102,7 +119,12 @@ mod tests {
 
     #[test]
     fn longest_prefix_wins_regardless_of_order() {
-        let routes = [p("10.0.0.0/8"), p("10.2.1.0/24"), p("10.2.0.0/16"), p("0.0.0.0/0")];
+        let routes = [
+            p("10.0.0.0/8"),
+            p("10.2.1.0/24"),
+            p("10.2.0.0/16"),
+            p("0.0.0.0/0"),
+        ];
         assert_eq!(longest_match(&routes, ip("10.2.1.9")), Some(1));
         assert_eq!(longest_match(&routes, ip("10.2.9.9")), Some(2));
         assert_eq!(longest_match(&routes, ip("10.9.9.9")), Some(0));

@@ -2,7 +2,7 @@
 //!
 //! `{"mode":"nfqueue","queues":[{"queue":1,"delay_us":20000,"pkts":..,"maxdepth":..,
 //!   "late_mean_us":..,"late_max_us":..,"no_kernel_ts":..,"enobufs":..,"unmatched":..,
-//!   "dropped":..,"capacity":..}],"late_mean_us":..,"late_max_us":..}`
+//!   "dropped":..,"kernel_dropped":..,"capacity":..}],"late_mean_us":..,"late_max_us":..}`
 //!
 //! TUN entries carry `"route":"10.2.1.0/24"` instead of `"queue"`. Lateness is
 //! release time minus due time, in microseconds. Written by hand: the crate
@@ -39,7 +39,7 @@ fn entry_json(e: &Entry) -> String {
     };
     format!(
         "{{{label},\"delay_us\":{},\"pkts\":{},\"maxdepth\":{},\"late_mean_us\":{:.3},\"late_max_us\":{:.3},\
-         \"no_kernel_ts\":{},\"enobufs\":{},\"unmatched\":{},\"dropped\":{},\"capacity\":{}}}",
+         \"no_kernel_ts\":{},\"enobufs\":{},\"unmatched\":{},\"dropped\":{},\"kernel_dropped\":{},\"capacity\":{}}}",
         e.delay_us,
         s.pkts,
         s.maxdepth,
@@ -49,6 +49,7 @@ fn entry_json(e: &Entry) -> String {
         s.enobufs,
         s.unmatched,
         s.dropped,
+        s.kernel_dropped,
         e.capacity
     )
 }
@@ -58,8 +59,16 @@ fn entry_json(e: &Entry) -> String {
 pub fn to_json(mode: &str, entries: &[Entry]) -> String {
     let pkts: u64 = entries.iter().map(|e| e.stats.pkts).sum();
     let late_sum: u64 = entries.iter().map(|e| e.stats.late_sum_ns).sum();
-    let late_max = entries.iter().map(|e| e.stats.late_max_ns).max().unwrap_or(0);
-    let mean = if pkts == 0 { 0.0 } else { late_sum as f64 / pkts as f64 / 1e3 };
+    let late_max = entries
+        .iter()
+        .map(|e| e.stats.late_max_ns)
+        .max()
+        .unwrap_or(0);
+    let mean = if pkts == 0 {
+        0.0
+    } else {
+        late_sum as f64 / pkts as f64 / 1e3
+    };
     let mut out = format!("{{\"mode\":\"{mode}\",\"queues\":[");
     for (i, e) in entries.iter().enumerate() {
         if i > 0 {
@@ -67,7 +76,12 @@ pub fn to_json(mode: &str, entries: &[Entry]) -> String {
         }
         out.push_str(&entry_json(e));
     }
-    write!(out, "],\"late_mean_us\":{mean:.3},\"late_max_us\":{:.3}}}", us(late_max)).unwrap();
+    write!(
+        out,
+        "],\"late_mean_us\":{mean:.3},\"late_max_us\":{:.3}}}",
+        us(late_max)
+    )
+    .unwrap();
     out
 }
 
@@ -77,13 +91,36 @@ mod tests {
 
     #[test]
     fn nfqueue_line() {
-        let stats = Stats { pkts: 4, maxdepth: 3, late_sum_ns: 100_000, late_max_ns: 70_000, enobufs: 1, ..Stats::default() };
-        let a = Entry { label: Label::Queue(1), delay_us: 20000, capacity: 8, stats };
-        let b = Entry { label: Label::Queue(2), delay_us: 0, capacity: 8, stats: Stats { pkts: 1, late_sum_ns: 5_000, late_max_ns: 5_000, ..Stats::default() } };
+        let stats = Stats {
+            pkts: 4,
+            maxdepth: 3,
+            late_sum_ns: 100_000,
+            late_max_ns: 70_000,
+            enobufs: 1,
+            kernel_dropped: 2,
+            ..Stats::default()
+        };
+        let a = Entry {
+            label: Label::Queue(1),
+            delay_us: 20000,
+            capacity: 8,
+            stats,
+        };
+        let b = Entry {
+            label: Label::Queue(2),
+            delay_us: 0,
+            capacity: 8,
+            stats: Stats {
+                pkts: 1,
+                late_sum_ns: 5_000,
+                late_max_ns: 5_000,
+                ..Stats::default()
+            },
+        };
         let want = concat!(
             r#"{"mode":"nfqueue","queues":["#,
-            r#"{"queue":1,"delay_us":20000,"pkts":4,"maxdepth":3,"late_mean_us":25.000,"late_max_us":70.000,"no_kernel_ts":0,"enobufs":1,"unmatched":0,"dropped":0,"capacity":8},"#,
-            r#"{"queue":2,"delay_us":0,"pkts":1,"maxdepth":0,"late_mean_us":5.000,"late_max_us":5.000,"no_kernel_ts":0,"enobufs":0,"unmatched":0,"dropped":0,"capacity":8}"#,
+            r#"{"queue":1,"delay_us":20000,"pkts":4,"maxdepth":3,"late_mean_us":25.000,"late_max_us":70.000,"no_kernel_ts":0,"enobufs":1,"unmatched":0,"dropped":0,"kernel_dropped":2,"capacity":8},"#,
+            r#"{"queue":2,"delay_us":0,"pkts":1,"maxdepth":0,"late_mean_us":5.000,"late_max_us":5.000,"no_kernel_ts":0,"enobufs":0,"unmatched":0,"dropped":0,"kernel_dropped":0,"capacity":8}"#,
             r#"],"late_mean_us":21.000,"late_max_us":70.000}"#
         );
         assert_eq!(to_json("nfqueue", &[a, b]), want);
@@ -91,10 +128,26 @@ mod tests {
 
     #[test]
     fn tun_line_and_empty_run() {
-        let e = Entry { label: Label::Route(Prefix::parse("10.2.1.0/24").unwrap()), delay_us: 5, capacity: 2, stats: Stats { unmatched: 3, ..Stats::default() } };
+        let e = Entry {
+            label: Label::Route(Prefix::parse("10.2.1.0/24").unwrap()),
+            delay_us: 5,
+            capacity: 2,
+            stats: Stats {
+                unmatched: 3,
+                ..Stats::default()
+            },
+        };
         let line = to_json("tun", &[e]);
-        assert!(line.starts_with(r#"{"mode":"tun","queues":[{"route":"10.2.1.0/24","delay_us":5,"pkts":0,"#), "{line}");
+        assert!(
+            line.starts_with(
+                r#"{"mode":"tun","queues":[{"route":"10.2.1.0/24","delay_us":5,"pkts":0,"#
+            ),
+            "{line}"
+        );
         assert!(line.contains(r#""unmatched":3"#));
-        assert!(line.ends_with(r#"],"late_mean_us":0.000,"late_max_us":0.000}"#), "{line}");
+        assert!(
+            line.ends_with(r#"],"late_mean_us":0.000,"late_max_us":0.000}"#),
+            "{line}"
+        );
     }
 }

@@ -31,7 +31,10 @@ pub fn owned(ret: libc::c_int) -> io::Result<OwnedFd> {
 
 /// Current time of `clock` in nanoseconds.
 pub fn now_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: ts is a valid out-pointer; REALTIME and MONOTONIC never fail.
     unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -43,7 +46,9 @@ pub fn now_ns(clock: libc::clockid_t) -> u64 {
 pub fn set_realtime(priority: i32) -> io::Result<()> {
     // SAFETY: plain syscalls with valid arguments.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-    let param = libc::sched_param { sched_priority: priority };
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
     // SAFETY: param is a valid sched_param.
     check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) }).map(|_| ())
 }
@@ -58,8 +63,16 @@ pub fn termination_signals() -> io::Result<OwnedFd> {
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGTERM);
         libc::sigaddset(&mut set, libc::SIGINT);
-        check(libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()))?;
-        owned(libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK))
+        check(libc::sigprocmask(
+            libc::SIG_BLOCK,
+            &set,
+            std::ptr::null_mut(),
+        ))?;
+        owned(libc::signalfd(
+            -1,
+            &set,
+            libc::SFD_CLOEXEC | libc::SFD_NONBLOCK,
+        ))
     }
 }
 
@@ -69,15 +82,22 @@ pub fn termination_signals() -> io::Result<OwnedFd> {
 /// (net/core/sock.c sock_enable_timestamp, net/core/dev.c netstamp_needed_key).
 pub fn enable_rx_timestamps() -> io::Result<OwnedFd> {
     // SAFETY: plain socket syscalls; `on` outlives the call.
-    let fd = owned(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    let fd =
+        owned(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
     set_int_opt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMP, 1)?;
     Ok(fd)
 }
 
-pub fn set_int_opt(fd: RawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+pub fn set_int_opt(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
     let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: value is a valid c_int for the duration of the call.
-    check(unsafe { libc::setsockopt(fd, level, name, (&value as *const libc::c_int).cast(), len) }).map(|_| ())
+    check(unsafe { libc::setsockopt(fd, level, name, (&value as *const libc::c_int).cast(), len) })
+        .map(|_| ())
 }
 
 /// Waits until a descriptor in `fds` is readable or `timeout_ns` passes
@@ -88,9 +108,18 @@ pub fn wait_readable(fds: &mut [libc::pollfd], timeout_ns: Option<u64>) -> io::R
         tv_sec: (ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,
     });
-    let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    let tsp = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: fds is a valid pollfd slice; tsp is null or points to ts.
-    let ret = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, tsp, std::ptr::null()) };
+    let ret = unsafe {
+        libc::ppoll(
+            fds.as_mut_ptr(),
+            fds.len() as libc::nfds_t,
+            tsp,
+            std::ptr::null(),
+        )
+    };
     match check(ret) {
         Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
         other => other.map(|_| ()),
@@ -98,7 +127,11 @@ pub fn wait_readable(fds: &mut [libc::pollfd], timeout_ns: Option<u64>) -> io::R
 }
 
 pub fn pollfd(fd: RawFd) -> libc::pollfd {
-    libc::pollfd { fd, events: libc::POLLIN, revents: 0 }
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }
 }
 
 pub fn readable(p: &libc::pollfd) -> bool {

@@ -46,7 +46,10 @@ struct Pool {
 
 impl Pool {
     fn new() -> Pool {
-        Pool { bytes: vec![0u8; POOL_SLOTS * SLOT_BYTES], free: (0..POOL_SLOTS as u32).rev().collect() }
+        Pool {
+            bytes: vec![0u8; POOL_SLOTS * SLOT_BYTES],
+            free: (0..POOL_SLOTS as u32).rev().collect(),
+        }
     }
 
     /// Copies `packet` into a free slot; None if it is too big or none is free.
@@ -57,7 +60,10 @@ impl Pool {
         let index = self.free.pop()?;
         let at = index as usize * SLOT_BYTES;
         self.bytes[at..at + packet.len()].copy_from_slice(packet);
-        Some(Slot { index, len: packet.len() as u16 })
+        Some(Slot {
+            index,
+            len: packet.len() as u16,
+        })
     }
 
     fn get(&self, s: Slot) -> &[u8] {
@@ -119,12 +125,21 @@ impl Relay {
     fn receive(&mut self, scratch: &mut [u8]) {
         for _ in 0..READ_BATCH {
             // SAFETY: scratch is a valid writable buffer.
-            let n = unsafe { libc::read(self.dev.as_raw_fd(), scratch.as_mut_ptr().cast(), scratch.len()) };
+            let n = unsafe {
+                libc::read(
+                    self.dev.as_raw_fd(),
+                    scratch.as_mut_ptr().cast(),
+                    scratch.len(),
+                )
+            };
             match sys::check_size(n) {
                 Ok(n) => self.hold(&scratch[..n]),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) => {
-                    eprintln!("tcpeval-delayline: read {}: {e}", TUN_DEVICE.to_string_lossy());
+                    eprintln!(
+                        "tcpeval-delayline: read {}: {e}",
+                        TUN_DEVICE.to_string_lossy()
+                    );
                     return;
                 }
             }
@@ -153,8 +168,16 @@ impl Relay {
 
     fn entries(&self, specs: &[RouteSpec]) -> Vec<Entry> {
         let to_entry = |(spec, q): (&RouteSpec, &DelayQueue<Slot>)| {
-            let stats = crate::fifo::Stats { unmatched: self.unmatched, ..q.stats };
-            Entry { label: Label::Route(spec.prefix), delay_us: spec.delay_us, capacity: q.capacity(), stats }
+            let stats = crate::fifo::Stats {
+                unmatched: self.unmatched,
+                ..q.stats
+            };
+            Entry {
+                label: Label::Route(spec.prefix),
+                delay_us: spec.delay_us,
+                capacity: q.capacity(),
+                stats,
+            }
         };
         specs.iter().zip(&self.routes).map(to_entry).collect()
     }
@@ -162,24 +185,40 @@ impl Relay {
 
 /// Opens the device, then calls `ready` and relays until `signals` fires.
 /// Every route entry reports the device-wide `unmatched` count.
-pub fn run(dev: &str, specs: &[RouteSpec], signals: &OwnedFd, ready: impl FnOnce()) -> Result<Vec<Entry>, SetupError> {
+pub fn run(
+    dev: &str,
+    specs: &[RouteSpec],
+    signals: &OwnedFd,
+    ready: impl FnOnce(),
+) -> Result<Vec<Entry>, SetupError> {
     let fd = open_tun(dev).map_err(|e| {
-        let hint = if e.raw_os_error() == Some(libc::EPERM) { " (needs root / CAP_NET_ADMIN)" } else { "" };
+        let hint = if e.raw_os_error() == Some(libc::EPERM) {
+            " (needs root / CAP_NET_ADMIN)"
+        } else {
+            ""
+        };
         SetupError(format!("TUN device {dev}: {e}{hint}"))
     })?;
     let mut relay = Relay {
         dev: fd,
         prefixes: specs.iter().map(|s| s.prefix).collect(),
-        routes: specs.iter().map(|s| DelayQueue::new(POOL_SLOTS, s.delay_us)).collect(),
+        routes: specs
+            .iter()
+            .map(|s| DelayQueue::new(POOL_SLOTS, s.delay_us))
+            .collect(),
         pool: Pool::new(),
         unmatched: 0,
     };
-    let mut fds = [sys::pollfd(signals.as_raw_fd()), sys::pollfd(relay.dev.as_raw_fd())];
+    let mut fds = [
+        sys::pollfd(signals.as_raw_fd()),
+        sys::pollfd(relay.dev.as_raw_fd()),
+    ];
     let mut scratch = vec![0u8; SCRATCH_BYTES];
     ready();
     loop {
         relay.release_due();
-        let timeout = earliest_due(relay.routes.iter()).map(|d| d.saturating_sub(sys::now_ns(CLOCK)));
+        let timeout =
+            earliest_due(relay.routes.iter()).map(|d| d.saturating_sub(sys::now_ns(CLOCK)));
         fds.iter_mut().for_each(|p| p.revents = 0);
         sys::wait_readable(&mut fds, timeout).map_err(|e| SetupError(format!("ppoll: {e}")))?;
         if sys::readable(&fds[0]) {
