@@ -109,10 +109,11 @@ impl Relay {
     }
 
     /// Writes every due packet back into the device, oldest first per route.
+    /// The clock is read per packet: a write can run the kernel's forwarding
+    /// inline, and the next packet's lateness must include that time.
     fn release_due(&mut self) {
         for r in 0..self.routes.len() {
-            let now = sys::now_ns(CLOCK);
-            while let Some(slot) = self.routes[r].pop_due(now) {
+            while let Some(slot) = self.routes[r].pop_due(sys::now_ns(CLOCK)) {
                 if self.write(self.pool.get(slot)).is_err() {
                     self.routes[r].stats.dropped += 1;
                 }
