@@ -322,6 +322,65 @@ def testbed_cleanup(
                   highlight=False)
 
 
+@app.command("compare-backends")
+def compare_backends(
+    scenario: Annotated[Path, typer.Argument(help="scenario TOML file")],
+    set_: Annotated[list[str] | None,
+                    typer.Option("--set", help="override: dotted.key=value")] = None,
+    seed: Annotated[int | None, typer.Option(help="random seed (overrides run.seed)")] = None,
+    attempts: Annotated[int, typer.Option(help="testbed runs to try for a valid one")] = 2,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON only")] = False,
+) -> None:
+    """Run a scenario on the simulator and on the kernel testbed; print per-flow
+    throughput and srtt, Jain index and utilization side by side."""
+    from .testbed.compare import InvalidRun, compare
+
+    if attempts < 1:
+        _fail("--attempts: must be at least 1")
+    try:
+        cmp = compare(scenario, overrides=set_ or [], seed=seed, attempts=attempts)
+    except ScenarioError as e:
+        _fail(str(e))
+    except InvalidRun as e:
+        err.print(f"[bold red]no valid testbed run[/] in {attempts} attempt(s); nothing "
+                  "compared:", highlight=False)
+        for reason in e.reasons:
+            err.print(f"  - {reason}", highlight=False)
+        raise typer.Exit(EXIT_INVALID_RUN) from None
+    except KeyboardInterrupt:
+        err.print("interrupted (the testbed was torn down)")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    if as_json:
+        sys.stdout.write(json.dumps(cmp, indent=2) + "\n")
+        return
+    out.print(_comparison_table(cmp))
+
+
+def _rel(pair: dict) -> str:
+    r = pair["rel_diff"]
+    return "-" if r is None else f"{100 * r:+.1f}%"
+
+
+def _comparison_table(cmp: dict) -> Table:
+    start, end = cmp["window_s"]
+    table = Table(title=f"simulator vs kernel, {cmp['capacity_mbps']:g} Mbit/s bottleneck "
+                        f"(window {start:g}-{end:g} s)", title_justify="left")
+    for col in ("flow", "cc", "rtt ms", "Mbit/s sim", "Mbit/s kernel", "diff",
+                "srtt ms sim", "srtt ms kernel", "diff"):
+        table.add_column(col, justify="left" if col in ("flow", "cc") else "right")
+    for f in cmp["flows"]:
+        t, r = f["throughput_mbps"], f["srtt_ms"]
+        table.add_row(f["flow"], f["cc"], _fmt(f["rtt_ms"]), _fmt(t["sim"], 2),
+                      _fmt(t["testbed"], 2), _rel(t), _fmt(r["sim"]), _fmt(r["testbed"]),
+                      _rel(r))
+    for name, key, digits in (("aggregate Mbit/s", "aggregate_mbps", 2),
+                              ("Jain index", "jain_index", 3), ("utilization", "utilization", 3)):
+        pair = cmp[key]
+        table.add_row(name, "", "", _fmt(pair["sim"], digits), _fmt(pair["testbed"], digits),
+                      _rel(pair), "", "", "")
+    return table
+
+
 study_app = typer.Typer(help="Ready-made studies reproducing classic evaluations.",
                         no_args_is_help=True)
 app.add_typer(study_app, name="study")

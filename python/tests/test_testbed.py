@@ -77,14 +77,15 @@ def test_a_runnable_scenario_is_not_refused():
 
 def test_cli_refuses_what_the_kernel_cannot_run_with_exit_2(tmp_path, examples):
     out = tmp_path / "r"
-    before = testbed.namespaces()
-    p = subprocess.run([sys.executable, "-m", "tcpeval.cli", "run",
-                        str(examples / "reno_single.toml"), "--backend", "testbed",
-                        "--set", 'flows.0.cc="highspeed"', "--out", str(out)],
-                       capture_output=True, text=True)
-    assert p.returncode == 2, p.stderr
-    assert "backend testbed" in p.stderr and "highspeed" in p.stderr and "--backend sim" in p.stderr
-    assert not out.exists() and testbed.namespaces() == before
+    p = subprocess.Popen([sys.executable, "-m", "tcpeval.cli", "run",
+                          str(examples / "reno_single.toml"), "--backend", "testbed",
+                          "--set", 'flows.0.cc="highspeed"', "--out", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, stderr = p.communicate(timeout=60)
+    assert p.returncode == 2, stderr
+    assert "backend testbed" in stderr and "highspeed" in stderr and "--backend sim" in stderr
+    assert not out.exists()
+    assert not [ns for ns in testbed.namespaces() if ns.startswith(f"tcpe-{p.pid}-")]
 
 
 @needs_root

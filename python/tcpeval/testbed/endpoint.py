@@ -14,6 +14,7 @@ as in shared/reference/linux-testbed.md section 3.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import socket
 import struct
@@ -37,7 +38,7 @@ KEEP = ("snd_cwnd", "snd_ssthresh", "rtt", "min_rtt", "unacked", "sacked", "lost
         "segs_in", "delivery_rate", "pacing_rate", "dsack_dups", "reord_seen")
 CHUNK = 1 << 20
 LINGER_S = 0.5
-PROBE_PORT = 9  # nothing listens there: the sink host answers with a RST
+PROBE_PORT = 5002  # the sink listens there (never accepting) for RTT probes
 
 
 def tcp_info(sock: socket.socket) -> dict:
@@ -98,12 +99,23 @@ def sink(a: argparse.Namespace) -> None:
     lsock.bind((a.bind, a.port))
     lsock.listen(1)
     lsock.settimeout(0.2)
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    probe.bind((a.bind, PROBE_PORT))
+    probe.listen(16)  # the kernel completes probe handshakes without accept()
     emit({"kind": "listening"})
     state = {"bytes": 0, "completed": None}
     stop = threading.Event()
     def take(t: float) -> None:
-        state["sampled"] = state["bytes"]
-        emit({"kind": "sample", "t": t, "bytes": state["bytes"]})
+        # In-order bytes the kernel has received (tcpi_bytes_received): unlike
+        # the application's reads, not delayed when the busy machine is slow
+        # to schedule this process.
+        conn = state.get("conn")
+        if conn is not None:
+            with contextlib.suppress(OSError):
+                state["sampled"] = tcp_info(conn)["bytes_received"]
+        emit({"kind": "sample", "t": t, "bytes": state.get("sampled", 0),
+              "app_bytes": state["bytes"]})
 
     sampler = threading.Thread(target=sample_loop, daemon=True, args=(
         a.t0, 0.0, a.interval, a.duration, stop, take))
@@ -112,6 +124,7 @@ def sink(a: argparse.Namespace) -> None:
     # the connection (after its last TCP_INFO sample).
     conn = _accept(lsock, a.t0, a.duration)
     if conn is not None:
+        state["conn"] = conn
         _receive(conn, a.t0, a.duration + LINGER_S, state)
     sleep_until(a.t0, a.duration)
     stop.set()
@@ -191,19 +204,19 @@ def send(a: argparse.Namespace) -> None:
 
 def probe_rtt(dst: str, tries: int = 3) -> float | None:
     """The path's base RTT in seconds, measured before the run while it is idle:
-    a SYN to a closed port comes back as a RST one round trip later."""
+    the kernel's RTT sample of a handshake with the sink's probe port (kernel
+    timestamps, so a busy machine's scheduling delays do not enter)."""
     best = None
     for _ in range(tries):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             s.settimeout(2.0)
-            t = time.monotonic()
             try:
                 s.connect((dst, PROBE_PORT))
-            except ConnectionRefusedError:
-                rtt = time.monotonic() - t
-                best = rtt if best is None else min(best, rtt)
             except OSError:
-                pass
+                continue
+            rtt = tcp_info(s)["rtt"] / 1e6
+            best = rtt if best is None else min(best, rtt)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     return best
 
 

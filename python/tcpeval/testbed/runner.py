@@ -157,6 +157,8 @@ class Testbed:
             if f.window:
                 argv += ["--window-clamp", str(f.window)]
             sinks.append(self._spawn(f"sink {f.index}", in_ns(f.sink, argv)))
+        for c in sinks:  # listening before the senders probe the path's RTT
+            c.wait_first_line("listening", max(1.0, t0 - time.monotonic()))
         for f in p.flows:
             argv = [*py, "send", "--dst", f.dst, "--cc", f.cc, "--start", repr(f.start_s),
                     "--trace-interval", repr(p.trace_s), "--first-sample", repr(_first_sample(
@@ -167,8 +169,6 @@ class Testbed:
                 argv += ["--bytes", str(f.bytes)]
             senders.append(self._spawn(f"sender {f.index}", in_ns(f.sender, argv)))
         wait = max(1.0, t0 - time.monotonic())
-        for c in sinks:
-            c.wait_first_line("listening", wait)
         for c in senders:
             c.wait_first_line("ready", wait)
         if time.monotonic() > t0:
@@ -244,7 +244,9 @@ def measure(plan: Plan) -> dict:
         tb.build()
         setup = verify_setup(plan)
         drops0, softnet0 = counters.device_drops(plan.namespaces), counters.softnet_drops()
-        t0 = time.monotonic() + 1.5 + 0.25 * len(plan.flows)
+        # Start-up margin: Python start-up per process, and three RTT probes.
+        t0 = (time.monotonic() + 1.5 + 0.25 * len(plan.flows)
+              + 3 * max(f.rtt_s for f in plan.flows))
         sinks, senders = tb.start_endpoints(t0)
         samples = _sample_bottleneck(plan, t0)
         for c in sinks + senders:
@@ -289,8 +291,10 @@ def _sample_bottleneck(plan: Plan, t0: float) -> list[dict]:
         delay = t0 + k * step - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-        t = time.monotonic() - t0
-        row = {"t": t, "fwd": counters.qdisc(plan.rl, "bnl"),
+        before = time.monotonic()
+        fwd = counters.qdisc(plan.rl, "bnl")
+        # The forward read's time is its midpoint (a tc fork takes milliseconds).
+        row = {"t": (before + time.monotonic()) / 2 - t0, "fwd": fwd,
                "rev": counters.qdisc(plan.rr, "bnr")}
         if plan.loss > 0:
             row["loss_rules"] = counters.rule_packets(plan.rr)

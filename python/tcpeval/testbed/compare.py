@@ -1,0 +1,63 @@
+"""Simulator vs kernel: one scenario on both backends, side by side.
+
+The testbed run must pass its validity gates; a spoiled run is repeated (up to
+`attempts` times) and, if none is valid, nothing is compared.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class InvalidRun(RuntimeError):
+    """No testbed run of the scenario passed the validity gates."""
+
+    def __init__(self, reasons: list[str]):
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+
+
+def rel(sim: float | None, kernel: float | None) -> float | None:
+    """Relative difference of the kernel's value from the simulator's."""
+    if sim is None or kernel is None or sim == 0:
+        return None
+    return (kernel - sim) / sim
+
+
+def _pair(sim: float | None, kernel: float | None) -> dict:
+    return {"sim": sim, "testbed": kernel, "rel_diff": rel(sim, kernel)}
+
+
+def compare(scenario: str | Path | dict, *, overrides=(), seed: int | None = None,
+            attempts: int = 2) -> dict:
+    """Run the scenario on the simulator and on the testbed; per-flow throughput
+    and srtt, Jain index and utilization side by side."""
+    from ..run import run
+
+    sim = run(scenario, overrides=overrides, seed=seed, backend="sim").summary
+    reasons: list[str] = []
+    for _ in range(attempts):
+        kernel = run(scenario, overrides=overrides, seed=seed, backend="testbed").summary
+        if kernel["validity"]["valid"]:
+            break
+        reasons = kernel["validity"]["reasons"]
+    else:
+        raise InvalidRun(reasons)
+    flows = []
+    for fs, fk in zip(sim["flows"], kernel["flows"], strict=True):
+        flows.append({"flow": fs["label"], "cc": fs["cc"], "rtt_ms": fs["rtt_ms"],
+                      "throughput_mbps": _pair(fs["throughput_mbps"], fk["throughput_mbps"]),
+                      "srtt_ms": _pair(fs["mean_srtt_ms"], fk["mean_srtt_ms"]),
+                      "retransmits": _pair(fs["retransmits"], fk["retransmits"])})
+    bs, bk = sim["bottleneck"], kernel["bottleneck"]
+    return {
+        "window_s": sim["window_s"],
+        "capacity_mbps": bs["capacity_mbps"],
+        "flows": flows,
+        "aggregate_mbps": _pair(sum(f["throughput_mbps"] for f in sim["flows"]),
+                                sum(f["throughput_mbps"] for f in kernel["flows"])),
+        "jain_index": _pair(sim["jain_index"], kernel["jain_index"]),
+        "utilization": _pair(bs["utilization"], bk["utilization"]),
+        "drops": _pair(bs["drops"], bk["drops"]),
+        "testbed_gates": [g["gate"] for g in kernel["validity"]["gates"]],
+    }
