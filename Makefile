@@ -6,7 +6,7 @@ VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.tcpeval-setup
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: setup demo test test-rust test-python browser bench lint validate validate-studies clean
+.PHONY: setup demo test test-rust test-python browser testbed-deps bench lint validate validate-studies clean
 
 setup: $(STAMP)
 
@@ -31,7 +31,7 @@ test: setup test-rust test-python
 test-rust:
 	cargo test --workspace --exclude tcpeval-py -q
 
-test-python: setup browser
+test-python: setup browser testbed-deps
 	$(VENV)/bin/pytest python/tests
 
 # Reports are checked in headless Chromium (Debian's package). Installed when
@@ -40,6 +40,15 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
 		>/dev/null 2>&1 || echo "chromium not installed: browser tests will skip"; }
+
+# The kernel testbed needs ethtool (TSO/GSO off) and iptables (loss, NFQUEUE).
+# Installed when missing and possible (root with apt); otherwise its runs refuse.
+testbed-deps:
+	@for t in ethtool iptables; do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	[ -z "$$missing" ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends $$missing) >/dev/null 2>&1 \
+		|| echo "not installed:$$missing (testbed runs will refuse)"; }
 
 bench:
 	cargo run --release -q -p tcpeval-sim --example bench

@@ -296,3 +296,71 @@ def test_after_sigkill_testbed_cleanup_leaves_nothing_behind(tmp_path):
     assert p.returncode == 0 and f"removed {len(spaces)} namespace(s)" in p.stdout
     assert _run_state(prefix) == ([], [])
     assert _alive(pids) == []
+
+
+# ----- validity gates on synthetic measurements (no root needed) -------------------------
+
+
+def _plan(**over):
+    from tcpeval.testbed.topology import make_plan
+
+    cfg = engine({"network": {"bottleneck": "100Mbps", "rtt": "50ms", "buffer": "1bdp"},
+                  "flows": [{"cc": "cubic", "count": 2}], "run": {"duration": "10s"}})
+    cfg["network"].update(over)
+    return make_plan(cfg, "tcpe-x-", "nfqueue", "/bin/true")
+
+
+def _queue(**over):
+    return {"queue": 1, "pkts": 10_000, "late_mean_us": 40.0, "late_max_us": 3000.0,
+            "enobufs": 0, "dropped": 0, "maxdepth": 300, "capacity": 65536,
+            "no_kernel_ts": 0, **over}
+
+
+@pytest.mark.parametrize("over,ok", [
+    ({}, True),
+    ({"late_mean_us": 600.0}, False),      # 1.2% of a 50 ms RTT
+    ({"late_max_us": 20_000.0}, False),
+    ({"enobufs": 3}, False),
+    ({"maxdepth": 65536}, False),
+    ({"no_kernel_ts": 500}, False),
+])
+def test_delay_line_gate(over, ok):
+    from tcpeval.testbed import gates
+
+    [g] = gates.delay_line(_plan(), {"queues": [_queue(**over)]})
+    assert g["ok"] is ok
+
+
+def _raw(retx, drops, reorder=0, dsack=0):
+    flow = {"retransmits": retx, "segments_sent": 100_000, "reordering_events": reorder,
+            "netstat": {"TCPDSACKRecv": dsack}}
+    return {"flows": [flow, {**flow, "retransmits": 0, "reordering_events": 0,
+                             "netstat": {}}],
+            "links": [{"drops_overflow": drops, "drops_random": 0}]}
+
+
+@pytest.mark.parametrize("retx,drops,dsack,ok", [
+    (100, 100, 0, True), (500, 100, 0, False), (500, 100, 400, True), (40, 0, 0, False)])
+def test_retransmissions_must_be_explained_by_bottleneck_drops(retx, drops, dsack, ok):
+    from tcpeval.testbed import gates
+
+    m = {"device_drops": {}, "softnet_drops": 0}
+    verdicts = gates.drops(_plan(), _raw(retx, drops, dsack=dsack), m)
+    assert verdicts[0]["ok"] and verdicts[1]["ok"] is ok
+    m = {"device_drops": {"tcpe-x-rl/ls0": 2}, "softnet_drops": 0}
+    assert not gates.drops(_plan(), _raw(retx, drops, dsack=dsack), m)[0]["ok"]
+
+
+def test_reordering_gate():
+    from tcpeval.testbed import gates
+
+    assert gates.reordering(_plan(), _raw(0, 0, reorder=2))[0]["ok"]
+    assert not gates.reordering(_plan(), _raw(0, 0, reorder=50))[0]["ok"]
+
+
+def test_a_small_buffer_or_random_loss_is_not_a_saturating_run():
+    from tcpeval.testbed import gates
+
+    assert gates.saturating(_plan())
+    assert not gates.saturating(_plan(buffer_pkts=50))
+    assert not gates.saturating(_plan(loss=0.01))
