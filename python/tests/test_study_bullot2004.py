@@ -58,6 +58,7 @@ def test_reverse_cells_have_16_reverse_streams_for_the_first_half(full):
     fwd, rev = doc["flows"]
     assert (doc["network"]["rtt"], fwd["cc"], fwd["max_window"]) == ("70ms", "fast", "8MiB")
     assert (rev["direction"], rev["streams"], rev["stop"]) == ("reverse", 16, "600s")
+    assert rev["max_window"] == "8MiB"  # Table 4: "measured with 8 MByte windows"
 
 
 def test_intra_and_inter_cells(full):
