@@ -57,7 +57,8 @@ def print_summary(summary: dict, out_dir: Path | None) -> None:
         highlight=False)
     jain = summary["jain_index"]
     sim = summary["sim"]
-    out.print(f"Jain index {_fmt(jain, 3)}   simulated {sim['sim_time_s']:g} s, "
+    ran = "on the kernel testbed" if summary.get("backend") == "testbed" else "simulated"
+    out.print(f"Jain index {_fmt(jain, 3)}   {ran} {sim['sim_time_s']:g} s, "
               f"{sim['packets']:,} bottleneck packets in {sim['wall_s']:.2f} s wall",
               highlight=False)
     if out_dir is not None:

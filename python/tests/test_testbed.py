@@ -199,6 +199,22 @@ def test_each_flow_sees_its_own_base_rtt():
 
 
 @needs_testbed
+def test_the_tun_fallback_delays_each_flow(monkeypatch):
+    if not testbed.check()["tun"]:
+        pytest.skip("no /dev/net/tun")
+    monkeypatch.setenv(testbed.DELAY_MODE_ENV, "tun")
+    result = run_valid({
+        "network": {"bottleneck": "50Mbps", "rtt": "40ms", "buffer": "1bdp"},
+        "flows": [{"cc": "cubic", "rtt": "40ms"}, {"cc": "reno", "rtt": "16ms"}],
+        "run": {"duration": "5s", "interval": "0.5s"},
+    })
+    assert result.summary["validity"]["delay"] == "tun"
+    for f, want_ms in zip(result.raw["flows"], (40, 16), strict=True):
+        assert abs(f["probe_rtt_ns"] / 1e6 - want_ms) <= 2.0, (f["probe_rtt_ns"], want_ms)
+    assert sum(f["throughput_mbps"] for f in result.summary["flows"]) > 0.8 * 50 * 1448 / 1514
+
+
+@needs_testbed
 def test_random_loss_matches_the_configured_rate():
     # 2% loss on an undelayed path stays link-limited: about 40,000 packets in
     # 5 s, so about 800 expected drops with a standard deviation near 3.5%;

@@ -42,6 +42,7 @@ NO_DELAY_MAX_BPS = 1e9
 # beyond this many flows the 2-vCPU machine is the bottleneck, not the link.
 MAX_FLOWS = 8
 DELAYLINE_ENV = "TCPEVAL_DELAYLINE"
+DELAY_MODE_ENV = "TCPEVAL_DELAY_MODE"
 
 
 class TestbedUnavailable(RuntimeError):
@@ -153,9 +154,13 @@ def needs_delay(config: dict) -> bool:
 
 
 def delay_mode(config: dict, caps: dict) -> str:
-    """How propagation delay is emulated: none, netem, nfqueue or tun."""
+    """How propagation delay is emulated: none, netem, nfqueue or tun
+    ($TCPEVAL_DELAY_MODE picks nfqueue or tun, e.g. to test the fallback)."""
     if not needs_delay(config):
         return "none"
+    forced = os.environ.get(DELAY_MODE_ENV)
+    if forced in ("nfqueue", "tun") and caps.get(forced):
+        return forced
     if caps.get("netem"):
         return "netem"
     return "nfqueue" if caps.get("nfqueue") else "tun"

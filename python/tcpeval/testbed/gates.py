@@ -12,7 +12,8 @@ Limits, and why:
   here up to 8.5 ms on a 12 ms path); they shift a few RTT samples but cannot
   fire a spurious timeout (Linux's RTO is at least 200 ms) nor reorder (the
   relay is FIFO); longer ones would distort the RTT the flow sees. No packet
-  lost inside the relay (ENOBUFS or dropped), its ring never full, kernel
+  lost inside the relay (ENOBUFS, dropped by it or by the kernel's queue) or
+  bypassing it (TUN: matching no route), its ring never full, kernel
   timestamps on (at most 1% of packets without one).
 - base RTT: each flow's idle-path RTT (the kernel's RTT sample of handshakes
   with the sink before the run) within max(2 ms, 2%) of the configured RTT,
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import topology
 from .topology import ETH_HEADER, Plan
 
 LATE_MAX_FLOOR_US = 10_000.0
@@ -46,20 +48,22 @@ def _gate(name: str, ok: bool, detail: str, **values) -> dict:
 def delay_line(plan: Plan, stats: dict | None) -> list[dict]:
     if plan.delay not in ("nfqueue", "tun"):
         return []
-    # NFQUEUE numbers name the flow; the TUN relay's queues are its routes.
-    rtt_of = {q: f.rtt_s for f in plan.flows for q in (f.data_queue, f.ack_queue)
-              } if plan.delay == "nfqueue" else {}
+    # NFQUEUE entries name their queue, TUN entries their route.
+    rtt_of = {q: f.rtt_s for f in plan.flows
+              for q in (f.data_queue, f.ack_queue, *topology.tun_routes(f))}
     out = []
     for q in (stats or {}).get("queues", []):
-        rtt_us = rtt_of.get(q.get("queue"), min(f.rtt_s for f in plan.flows)) * 1e6
+        name = q.get("queue", q.get("route"))
+        rtt_us = rtt_of.get(name, min(f.rtt_s for f in plan.flows)) * 1e6
         mean_lim, max_lim = 0.01 * rtt_us, max(LATE_MAX_FLOOR_US, rtt_us / 4)
         pkts = max(q.get("pkts", 0), 1)
-        lost = q.get("enobufs", 0) + q.get("dropped", 0)
+        lost = (q.get("enobufs", 0) + q.get("dropped", 0) + q.get("kernel_dropped", 0)
+                + q.get("unmatched", 0))
         full = q.get("capacity") is not None and q.get("maxdepth", 0) >= q["capacity"]
         ok = (q["late_mean_us"] < mean_lim and q["late_max_us"] <= max_lim and not lost
               and not full and q.get("no_kernel_ts", 0) <= 0.01 * pkts)
         out.append(_gate(
-            f"delay line queue {q.get('queue')}", ok,
+            f"delay line queue {name}", ok,
             f"late mean {q['late_mean_us']:.0f} us (limit {mean_lim:.0f}), max "
             f"{q['late_max_us']:.0f} us (limit {max_lim:.0f}), {lost} lost in the relay "
             f"(depth {q.get('maxdepth')} of {q.get('capacity')}), "

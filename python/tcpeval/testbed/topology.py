@@ -263,11 +263,16 @@ def nfqueue_rules(p: Plan) -> list[tuple[str, list[str]]]:
 TUN_DEV = "tdl"
 
 
+def tun_routes(f: FlowPlan) -> tuple[str, str]:
+    """The TUN relay's routes of a flow: its data (to the sink), its ACKs."""
+    return f"10.2.{f.index}.0/24", f"10.1.{f.index}.0/24"
+
+
 def tun_args(p: Plan) -> list[str]:
     args = ["tun", "--dev", TUN_DEV]
     for f in p.flows:
-        args += ["--route", f"10.2.{f.index}.0/24:{f.data_delay_us}",
-                 "--route", f"10.1.{f.index}.0/24:{f.ack_delay_us}"]
+        data, acks = tun_routes(f)
+        args += ["--route", f"{data}:{f.data_delay_us}", "--route", f"{acks}:{f.ack_delay_us}"]
     return args + ["--fifo-priority", "50"]
 
 
@@ -275,7 +280,9 @@ def tun_routing(p: Plan) -> list[tuple[str, list[str]]]:
     """Everything forwarded by rl goes through the TUN relay first (table 100),
     and comes back out of it to the main table (reference section 2a)."""
     rps = f"/sys/class/net/{TUN_DEV}/queues/rx-0/rps_cpus"
-    out = [(p.rl, ["sh", "-c", f"ip link set dev {TUN_DEV} txqueuelen 10000 up && "
+    # IPv6 off on the device: its packets would match no route (docs/testbed.md).
+    out = [(p.rl, ["sh", "-c", f"sysctl -q -w net.ipv6.conf.{TUN_DEV}.disable_ipv6=1 && "
+                                f"ip link set dev {TUN_DEV} txqueuelen 10000 up && "
                                 f"sysctl -q -w net.ipv4.conf.{TUN_DEV}.rp_filter=0 && "
                                 f"echo {rps_mask()} > {rps}"]),
            (p.rl, ["ip", "rule", "add", "iif", TUN_DEV, "lookup", "main"]),
