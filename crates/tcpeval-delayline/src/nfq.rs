@@ -2,10 +2,13 @@
 //! (id, kernel receive timestamp) comes up over a NETLINK_NETFILTER socket,
 //! and a batch verdict releases them FIFO at arrival + delay.
 //!
-//! Clock: NFQA_TIMESTAMP is skb->tstamp, which net_timestamp_set() fills with
-//! ktime_get_real(), i.e. CLOCK_REALTIME (net/core/dev.c, net/netfilter/
-//! nfnetlink_queue.c nfqnl_build_packet_message), so this mode schedules on
-//! CLOCK_REALTIME. A wall-clock step during a run (NTP) would shift due
+//! Clock: NFQA_TIMESTAMP is skb_tstamp_cond(skb, false) (net/netfilter/
+//! nfnetlink_queue.c nfqnl_build_packet_message, include/linux/skbuff.h): the
+//! receive stamp, which __net_timestamp() takes with ktime_get_real(); or, when
+//! skb->tstamp holds a sender's monotonic delivery time (TCP's EDT stamps
+//! survive veth since Linux 5.18), ktime_get_real() at queueing. Both need
+//! net timestamping on (see sys::enable_rx_timestamps) and both are
+//! CLOCK_REALTIME, so this mode schedules on CLOCK_REALTIME. A wall-clock step during a run (NTP) would shift due
 //! times; the testbed machines do not step the clock mid-run.
 
 use crate::args::QueueSpec;
