@@ -205,6 +205,58 @@ mod tests {
         assert_eq!(earliest_due([&a, &b].into_iter()), Some(5_000));
     }
 
+    /// xorshift64 (Marsaglia 2003): varied inputs without a dependency.
+    fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed;
+        move |bound| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % bound
+        }
+    }
+
+    #[test]
+    fn random_traffic_keeps_order_never_early_and_counts_exactly() {
+        for seed in 1..=50u64 {
+            let mut r = rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let delay_us = r(50_000);
+            let mut q: DelayQueue<u64> = DelayQueue::new(1 + r(64) as usize, delay_us);
+            let (mut now, mut next_in, mut next_out) = (0u64, 0u64, 0u64);
+            let (mut dues, mut late_sum, mut late_max, mut depth_max) =
+                (Vec::new(), 0u64, 0u64, 0usize);
+            for _ in 0..2000 {
+                now += r(2 * MS);
+                if r(2) == 0 {
+                    // Arrival stamps may lag the clock and be slightly out of order.
+                    let arrival = now.saturating_sub(r(MS));
+                    if q.push(arrival, next_in).is_ok() {
+                        dues.push(arrival + delay_us * 1000);
+                        next_in += 1;
+                        depth_max = depth_max.max((next_in - next_out) as usize);
+                    }
+                    continue;
+                }
+                while let Some(item) = q.pop_due(now) {
+                    assert_eq!(item, next_out, "seed {seed}: out of order");
+                    let due = dues[item as usize];
+                    assert!(due <= now, "seed {seed}: released {item} early");
+                    late_sum += now - due;
+                    late_max = late_max.max(now - due);
+                    next_out += 1;
+                }
+                // Nothing left behind: the head, if any, is not yet due.
+                assert!(q.next_due().is_none_or(|d| d > now), "seed {seed}");
+            }
+            let s = q.stats;
+            assert_eq!(
+                (s.pkts, s.late_sum_ns, s.late_max_ns),
+                (next_out, late_sum, late_max)
+            );
+            assert_eq!(s.maxdepth, depth_max, "seed {seed}");
+        }
+    }
+
     #[test]
     fn mean_of_empty_is_zero() {
         assert_eq!(Stats::default().late_mean_us(), 0.0);
