@@ -300,7 +300,7 @@ def mean_std(values) -> tuple[float, float]:
 
 def _flow_mean(summary: dict, i: int, key: str = "throughput_mbps"):
     flows = summary["flows"]
-    return flows[i][key] if i < len(flows) else None
+    return flows[i].get(key) if i < len(flows) else None
 
 
 def _t1_table(results: dict, profile: str) -> pd.DataFrame:
