@@ -146,3 +146,13 @@ def test_convergence_time_of_a_constant_flow_is_the_ewma_floor(level, n):
 def test_never_converging_flow():
     tc, spread = t.convergence([0.1 * k for k in range(1, 11)], [1.0] * 10, 0.0)
     assert math.isnan(tc) and math.isnan(spread)
+
+
+def test_report_of_a_store_with_no_finished_runs_has_every_table_and_figure():
+    rep = t.report({}, "smoke", flows_of=None)
+    assert set(rep["tables"]) == {"responsiveness", "efficiency", "fairness", "compatibility",
+                                  "convergence", "published_vs_ours"}
+    assert all(len(df) == 0 for df in rep["tables"].values())
+    # One efficiency figure per RTT of the profile (0.2 and 6.2 ms: Figures 4b, 5b).
+    assert {"fig4b_efficiency_0.2ms", "fig5b_efficiency_6.2ms"} <= set(rep["figures"])
+    assert any("not comparable" in n for n in rep["notes"])

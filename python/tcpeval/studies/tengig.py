@@ -24,11 +24,11 @@ Modelled as (every choice the text leaves open is in docs/studies/tengig.md):
   (60 s in the full profile: the text gives no offset) and sample at 0.1 s.
 
 Profiles. full: the paper's design (9.5 Gbit/s, 900 s runs, 5 repetitions, all
-1,280 runs; about 10^12 packets, days of CPU). quick: the paper's rate, RTTs and
+1,280 runs; about 6 x 10^11 packets, days of CPU). quick: the paper's rate, RTTs and
 variants, one repetition, 10 s runs (second flow at 2 s), drop rates 0 and
 1e-6..1e-2 (1e-7 drops fewer than one packet in 10 s at 9.5 Gbit/s). smoke: 1
 Gbit/s line rate with the buffer kept at one BDP, RTT 0.2/6.2 ms, drop 0, 1e-4,
-1e-2, 4 s runs: a pipeline check, not a result. The quick profile keeps the rate
+1e-2, 3 s runs: a pipeline check, not a result. The quick profile keeps the rate
 because rate scaling moves each variant's loss response differently (the window
 at a given drop rate is fixed in packets while the BDP in packets shrinks), and
 scaling the RTT up to keep the BDP saves nothing (cost per RTT is the BDP in
@@ -229,7 +229,9 @@ def _single_rows(results, flows_of, profile):
                       "gbps": _gbps(results[name], 0)})
         x = _series(flows_of(name), 0)["throughput_mbps"].to_numpy() / 1e3
         samples += [{"variant": v, "rtt_ms": rtt, "drop_rate": drop, "gbps": g} for g in x]
-    return pd.DataFrame(means), pd.DataFrame(samples)
+    cols = ["variant", "rtt_ms", "drop_rate", "gbps"]
+    return (pd.DataFrame(means, columns=[*cols, "rep"]).astype({"gbps": float}),
+            pd.DataFrame(samples, columns=cols).astype({"gbps": float}))
 
 
 def responsiveness(means: pd.DataFrame) -> pd.DataFrame:
@@ -261,9 +263,11 @@ def _pairs_table(kind: str, results, profile) -> pd.DataFrame:
         name = cell_name(kind, (v, rtt, rep))
         if name in results:
             rows.append({"variant": v, "rtt_ms": rtt, **pair_row(results[name])})
-    if not rows:
-        return pd.DataFrame(columns=["variant", "rtt_ms", "jain"])
-    df = pd.DataFrame(rows).groupby(["variant", "rtt_ms"], sort=False).mean().reset_index()
+    values = ["jain", "flow1_gbps", "flow2_gbps", "max_diff_gbps", "total_gbps",
+              "link_utilization"]
+    df = pd.DataFrame(rows, columns=["variant", "rtt_ms", *values]).astype(
+        {c: float for c in values})
+    df = df.groupby(["variant", "rtt_ms"], sort=False).mean().reset_index()
     if kind == "compat":
         df["variant_share"] = df["flow1_gbps"] / df["total_gbps"]
     return df
@@ -280,7 +284,8 @@ def _convergence_table(results, flows_of, profile) -> pd.DataFrame:
         tc, sp = convergence(s["t_s"], s["throughput_mbps"] / 1e3, start)
         rows.append({"first": first, "second": second, "rtt_ms": rtt, "tc_s": tc,
                      "spread_gbps": sp})
-    df = pd.DataFrame(rows)
+    df = pd.DataFrame(rows, columns=["first", "second", "rtt_ms", "tc_s", "spread_gbps"]).astype(
+        {"tc_s": float, "spread_gbps": float})
     g = df.groupby(["first", "second", "rtt_ms"], sort=False)
     return pd.DataFrame({"tc_mean_s": g["tc_s"].mean(), "tc_std_s": g["tc_s"].std(ddof=1),
                          "spread_mean_gbps": g["spread_gbps"].mean(),
@@ -337,9 +342,10 @@ def report(results: dict[str, dict], profile: str, flows_of) -> dict:
               "convergence": _convergence_table(results, flows_of, profile)}
     pub = published_vs_ours(tables)
     tables["published_vs_ours"] = pub[pub["ours"].notna()].reset_index(drop=True)
-    figures = {"fig4-7a_responsiveness": _responsiveness_plot(tables["responsiveness"]),
-               **{f"fig{4 + RTTS_MS.index(rtt)}b_efficiency_{rtt:g}ms": _box_plots(samples, rtt)
-                  for rtt in PROFILES[profile]["rtts"]},
+    p = PROFILES[profile]
+    figures = {"fig4-7a_responsiveness": _responsiveness_plot(tables["responsiveness"], p),
+               **{f"fig{4 + RTTS_MS.index(rtt)}b_efficiency_{rtt:g}ms":
+                  _box_plots(samples, rtt, p["drops"]) for rtt in p["rtts"]},
                "fig8_link_utilization": _pair_bars(tables, "total_gbps",
                                                    "total throughput of the two flows (Gbit/s)"),
                "fig10_fairness": _pair_bars(tables, "jain", "Jain's fairness index"),
@@ -367,13 +373,12 @@ def _drop_label(p: float) -> str:
     return "0" if p == 0 else f"1e{round(math.log10(p))}"
 
 
-def _responsiveness_plot(df: pd.DataFrame):
+def _responsiveness_plot(df: pd.DataFrame, p: dict):
     """Figures 4a-7a: mean throughput against drop rate, one panel per RTT (drop
     rate 0 drawn at the left end of the log axis)."""
     plt = _plt()
-    rtts = list(dict.fromkeys(df["rtt_ms"]))
+    rtts, drops = p["rtts"], p["drops"]
     fig, axes = plt.subplots(1, len(rtts), figsize=(3.2 * len(rtts), 3), squeeze=False)
-    drops = sorted(set(df["drop_rate"]))
     pos = {p: i for i, p in enumerate(drops)}
     for ax, rtt in zip(axes[0], rtts, strict=True):
         for v in VARIANTS:
@@ -389,12 +394,11 @@ def _responsiveness_plot(df: pd.DataFrame):
     return fig
 
 
-def _box_plots(samples: pd.DataFrame, rtt: float):
+def _box_plots(samples: pd.DataFrame, rtt: float, drops):
     """Figures 4b-7b: quartile boxes (whiskers at minimum and maximum) of the
     interval throughputs, one panel per drop rate."""
     plt = _plt()
     s = samples[samples["rtt_ms"] == rtt]
-    drops = sorted(set(s["drop_rate"]))
     fig, axes = plt.subplots(1, len(drops), figsize=(2.2 * len(drops), 3), squeeze=False,
                              sharey=True)
     for ax, p in zip(axes[0], drops, strict=True):
@@ -426,7 +430,7 @@ def _pair_bars(tables: dict, col: str, label: str):
         ax.set_xticks(np.arange(len(VARIANTS)) + 0.4 - width / 2, VARIANTS, fontsize=7)
         ax.set_title(title, fontsize=9)
     axes[0].set_ylabel(label, fontsize=8)
-    axes[0].legend(fontsize=6)
+    axes[0].legend(fontsize=6, loc="lower left")
     fig.tight_layout()
     return fig
 
