@@ -269,7 +269,7 @@ def _convergence_filled(t: pd.DataFrame, p: dict) -> pd.DataFrame:
     return t.assign(convergence_s=t["convergence_s"].fillna(p["duration"] - p["start2"]))
 
 
-def _claims(p: dict):
+def statements(p: dict):
     """(figure, statement, published number or NaN, table, ours(t) -> value,
     holds(value) -> bool)."""
     nan = math.nan
@@ -342,7 +342,7 @@ def _claims(p: dict):
 
 def claims_table(tables: dict[str, pd.DataFrame], p: dict) -> pd.DataFrame:
     rows = []
-    for fig, text, published, table, ours, holds in _claims(p):
+    for fig, text, published, table, ours, holds in statements(p):
         try:
             value = float(ours(tables[table]))
         except (KeyError, ValueError, IndexError):
@@ -391,7 +391,8 @@ def _panels(t: pd.DataFrame, col: str, x: str, xlabel: str, label: str):
         rows = t[t["background"] == setting] if len(t) else t
         for cc, g in (rows.groupby("protocol", sort=False) if len(rows) else ()):
             g = g.sort_values(x)
-            line, = ax.plot(g[x], g[col], marker="o", label=PROTOCOLS[cc])
+            line, = ax.plot(g[x], g[col], marker="o", label=PROTOCOLS[cc],
+                            color=f"C{list(PROTOCOLS).index(cc)}")
             if "censored" in g:
                 c = g[g["censored"]]
                 ax.plot(c[x], c[col], "o", mfc="white", color=line.get_color())
@@ -403,8 +404,9 @@ def _panels(t: pd.DataFrame, col: str, x: str, xlabel: str, label: str):
         ax.set_title(f"({'ab'[SETTINGS.index(setting)]}) {setting.capitalize()} background "
                      "traffic", fontsize=9)
         ax.grid(alpha=0.3)
+        if len(rows):
+            ax.legend(fontsize=7)
     axes[0].set_ylabel(label)
-    axes[1].legend(fontsize=7)
     fig.tight_layout()
     return fig
 
