@@ -95,7 +95,7 @@ INTER_SIZE = 2  # Table 3's window is not stated: the near-optimal size 2
 REVERSE = ("medium", 3)  # Table 4: to UFL with 8 MB windows
 
 PROFILES = {
-    "smoke": {"duration": 10, "report_s": 1, "stacks": ("ptcp", "fast", "highspeed", "bic"),
+    "smoke": {"duration": 6, "report_s": 1, "stacks": ("ptcp", "fast", "highspeed", "bic"),
               "t1_sizes": (3,), "udp_sizes": (3,), "udp_periods": (30,), "intra_sizes": (3,),
               "inter": True},
     "quick": {"duration": 120, "report_s": REPORT_S, "stacks": tuple(STACKS), "t1_sizes": SIZES,
