@@ -96,12 +96,11 @@ REVERSE = ("medium", 3)  # Table 4: to UFL with 8 MB windows
 
 PROFILES = {
     "smoke": {"duration": 6, "report_s": 1, "stacks": ("ptcp", "fast", "highspeed", "bic"),
-              "t1_sizes": (3,), "udp_sizes": (3,), "udp_periods": (30,), "intra_sizes": (3,),
-              "inter": True},
+              "t1_sizes": (3,), "udp_sizes": (3,), "udp_periods": (30,), "intra_sizes": (3,)},
     "quick": {"duration": 120, "report_s": REPORT_S, "stacks": tuple(STACKS), "t1_sizes": SIZES,
-              "udp_sizes": (3,), "udp_periods": UDP_PERIODS, "intra_sizes": (3,), "inter": True},
+              "udp_sizes": (3,), "udp_periods": UDP_PERIODS, "intra_sizes": (3,)},
     "full": {"duration": 1200, "report_s": REPORT_S, "stacks": tuple(STACKS), "t1_sizes": SIZES,
-             "udp_sizes": SIZES, "udp_periods": UDP_PERIODS, "intra_sizes": SIZES, "inter": True},
+             "udp_sizes": SIZES, "udp_periods": UDP_PERIODS, "intra_sizes": SIZES},
 }
 
 # ----- published numbers ------------------------------------------------------------------
@@ -238,7 +237,7 @@ def cells(profile: str) -> dict[str, dict]:
                 if size in p["intra_sizes"] and s != "reno":
                     out[f"intra-{path}-s{size}-{s}"] = _doc(
                         profile, path, [_flow(s, w, f"{s}-1"), _flow(s, w, f"{s}-2")])
-        for a, b in combinations(advanced, 2) if p["inter"] else ():
+        for a, b in combinations(advanced, 2):
             w = _window(path, INTER_SIZE)
             out[f"inter-{path}-{a}-{b}"] = _doc(profile, path, [_flow(a, w), _flow(b, w)])
     for s in advanced:
@@ -303,7 +302,7 @@ def _flow_mean(summary: dict, i: int, key: str = "throughput_mbps"):
     return flows[i].get(key) if i < len(flows) else None
 
 
-def _t1_table(results: dict, profile: str) -> pd.DataFrame:
+def _t1_table(results: dict) -> pd.DataFrame:
     rows = []
     for path in PATHS:
         for size in SIZES:
@@ -332,7 +331,7 @@ def _t1_summary_table(t1: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _stability_tables(results: dict, profile: str, t1: pd.DataFrame):
+def _stability_tables(results: dict, t1: pd.DataFrame):
     """Per cell stability index without UDP (Table 1 runs) and with each UDP
     period; the per-size averages over stacks and paths (section 4.6) and the
     per-stack averages over sizes 2 and 3 and paths (Figures 3 and 4)."""
@@ -425,8 +424,8 @@ def _t4_table(results: dict, profile: str, flows_of) -> pd.DataFrame:
 
 
 def report(results: dict[str, dict], profile: str, flows_of=None) -> dict:
-    t1 = _t1_table(results, profile)
-    cellwise, by_size, by_stack, per_path = _stability_tables(results, profile, t1)
+    t1 = _t1_table(results)
+    cellwise, by_size, by_stack, per_path = _stability_tables(results, t1)
     pairs, t3 = _t3_tables(results)
     tables = {"table1_throughput": t1.drop(columns=["stability"]),
               "table1_summary": _t1_summary_table(t1),
