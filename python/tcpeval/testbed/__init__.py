@@ -43,6 +43,7 @@ NO_DELAY_MAX_BPS = 1e9
 MAX_FLOWS = 8
 DELAYLINE_ENV = "TCPEVAL_DELAYLINE"
 DELAY_MODE_ENV = "TCPEVAL_DELAY_MODE"
+PREFIX = "tcpe-"  # every namespace the testbed makes starts with it
 
 
 class TestbedUnavailable(RuntimeError):
@@ -79,7 +80,7 @@ def probe_qdiscs() -> dict[str, bool] | None:
     None when probing is impossible here. Cleans up whatever it created."""
     if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
         return None
-    ns = f"tcpe-probe-{uuid.uuid4().hex[:8]}"
+    ns = f"{PREFIX}{os.getpid()}-probe-{uuid.uuid4().hex[:8]}"  # cleanup sees it is live
     try:
         if not _run("ip", "netns", "add", ns):
             return None
@@ -280,7 +281,6 @@ def install_tools() -> None:
                        capture_output=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
 
 
-PREFIX = "tcpe-"
 
 
 def namespaces() -> list[str]:
