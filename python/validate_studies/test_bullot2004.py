@@ -67,16 +67,17 @@ def test_hstcplp_is_gentle_and_ptcp_aggressive_against_the_others(bullot):
 
 
 def test_intra_protocol_fairness_is_mostly_good(bullot):
-    # Section 5.1: "In general, all the protocols have a good intra-fairness".
+    # Section 5.1: "all the protocols have a good intra-fairness (83% of the measurements
+    # had F >= 0.98)".
     t2 = bullot["table2_intra_jain"]
     cells = t2[~t2["path"].isin(["avg", "std"])]["jain"].dropna()
-    assert len(cells) and (cells >= 0.9).mean() >= 0.75
+    assert len(cells) and (cells >= 0.98).mean() >= 0.8
 
 
 def test_reverse_traffic_lowers_throughput(bullot):
     # Section 5.3 / Table 4: every stack loses throughput while 16 reverse streams run.
     t4 = bullot["table4_reverse"]
-    assert (t4["with_mbps"] < t4["without_mbps"]).mean() >= 0.7
+    assert len(t4) == 7 and (t4["with_mbps"] < t4["without_mbps"]).all()
 
 
 def test_smallest_window_is_the_steadiest(bullot):
