@@ -2,6 +2,7 @@
 dumbbell (link filled, per-flow base RTT, random loss), cleanup after SIGTERM
 and SIGKILL. The runs need root and network namespaces; elsewhere they skip."""
 
+import importlib
 import json
 import os
 import signal
@@ -407,3 +408,36 @@ def test_compare_backends_puts_simulator_and_kernel_side_by_side(tmp_path):
     assert abs(cmp["aggregate_mbps"]["rel_diff"]) < 0.05
     assert cmp["jain_index"]["sim"] == cmp["jain_index"]["testbed"] == pytest.approx(1.0)
     assert "achieved rate" in cmp["testbed_gates"]
+
+
+def test_an_invalid_testbed_run_is_a_failed_sweep_point(monkeypatch):
+    from tcpeval import sweep
+
+    run_mod = importlib.import_module("tcpeval.run")  # the package exports run() as `run`
+    resolved = resolve(load_scenario({"run": {"backend": "testbed"}}))
+    invalid = {"validity": {"valid": False, "reasons": ["reordering near zero: 99 events"]}}
+    monkeypatch.setattr(run_mod, "run_backend", lambda r: (invalid, 1.0))
+    key, result, error = sweep.execute(sweep.RunSpec({}, 0, 1, resolved))
+    assert result is None and "invalid run" in error and "reordering" in error
+
+
+def test_the_cli_exits_1_on_an_invalid_run_and_says_why(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from tcpeval import cli
+
+    run_mod = importlib.import_module("tcpeval.run")
+    sim = run_mod.simulate
+
+    def fake(resolved):  # a simulator result carrying a failed verdict
+        raw = sim({k: v for k, v in resolved.items() if k != "meta"})
+        raw["validity"] = {"valid": False, "reasons": ["bottleneck rate: carried 130 Mbit/s"]}
+        return raw, 0.1
+
+    monkeypatch.setattr(run_mod, "run_backend", fake)
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('[network]\nbottleneck = "10Mbps"\nrtt = "20ms"\n[run]\nduration = "2s"\n')
+    r = CliRunner().invoke(cli.app, ["run", str(scenario), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 1 and "invalid run" in r.output and "carried 130" in r.output
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["validity"]["valid"] is False
