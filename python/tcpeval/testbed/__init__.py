@@ -277,8 +277,10 @@ def install_tools() -> None:
                if not shutil.which(tool)]
     if missing and os.geteuid() == 0 and shutil.which("apt-get"):
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing],
-                       capture_output=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
+        for cmd in (["apt-get", "update", "-qq"],
+                    ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing]):
+            subprocess.run(cmd, capture_output=True, env=env, timeout=300,
+                           stdin=subprocess.DEVNULL)
 
 
 
