@@ -26,9 +26,11 @@ $(STAMP): $(VENV)/.deps $(RUST_SRC)
 demo: setup
 	$(VENV)/bin/tcpeval demo
 
-test: setup test-rust test-python
+test: setup browser testbed-deps test-rust test-python
 
-test-rust:
+# The delay line's namespace tests (cargo) and the testbed tests (pytest) need
+# testbed-deps; both skip with the reason where it could not be installed.
+test-rust: testbed-deps
 	cargo test --workspace --exclude tcpeval-py -q
 
 test-python: setup browser testbed-deps
@@ -41,10 +43,12 @@ browser:
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
 		>/dev/null 2>&1 || echo "chromium not installed: browser tests will skip"; }
 
-# The kernel testbed needs ethtool (TSO/GSO off) and iptables (loss, NFQUEUE).
-# Installed when missing and possible (root with apt); otherwise its runs refuse.
+# The kernel testbed needs ethtool (TSO/GSO off) and iptables (loss, NFQUEUE);
+# the delay line's tests use ping (Debian package iputils-ping). Installed when
+# missing and possible (root with apt); otherwise testbed runs refuse.
 testbed-deps:
-	@for t in ethtool iptables; do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	@for t in ethtool iptables ping; do command -v $$t >/dev/null 2>&1 \
+		|| missing="$$missing $$( [ $$t = ping ] && echo iputils-ping || echo $$t)"; done; \
 	[ -z "$$missing" ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 		--no-install-recommends $$missing) >/dev/null 2>&1 \
