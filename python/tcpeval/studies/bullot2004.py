@@ -14,8 +14,8 @@ the first half of the run with 16 reverse P-TCP streams from UFL).
 
 Modelled from what the paper tells, and assumed where it is silent
 (docs/studies/bullot2004.md): a production path's cross traffic is unknown, so
-each path carries long-lived background flows with 64 KB windows (the era's default)
-at the load that leaves the available bandwidth the paper's "optimal windows"
+each path carries long-lived Reno flows with the era's default 64 KB window,
+as many as make up the load that leaves the bandwidth the paper's "optimal windows"
 imply (500 KB, 3.5 MB, 10 MB over 10/70/170 ms: 410/419/493 Mbit/s); the
 bottleneck buffer holds 190 ms on the short path (P-TCP raised its RTT from 10 to
 200 ms) and 20 ms on the others (average RTTs differed by under 10 ms); senders
@@ -23,7 +23,8 @@ have Gigabit Ethernet NICs with txqueuelen 100 (2000 for Scalable, its default);
 the UDP rate swings between 5% and 20% of the bottleneck; Tables 3 and 4 use
 size 2 and size 3 windows (8 MB, as the text says); the reverse P-TCP streams
 use the 8 MB windows of Table 4 too.
-Reduced profiles: smoke (CI) and quick (120 s runs, fewer UDP and intra cells).
+Reduced profiles: smoke (CI: 4 stacks, size 3, 6 s runs with 1 s reports) and
+quick (120 s runs; UDP and intra-protocol runs at size 3 only).
 """
 
 from __future__ import annotations
