@@ -83,8 +83,8 @@ def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = 
         data = _png(fig)
         (out / f"{fname}.png").write_bytes(__import__("base64").b64decode(data))
         parts.append(f'<figure><img alt="{fname}" src="data:image/png;base64,{data}">'
-                     f"<figcaption>{html.escape(fname)} (profile {meta['profile']}; {html.escape(what)})"
-                     "</figcaption></figure>")
+                     f"<figcaption>{html.escape(fname)} (profile {meta['profile']}; "
+                     f"{html.escape(what)})</figcaption></figure>")
     page = ("<!doctype html><html><head><meta charset='utf-8'><title>"
             f"{html.escape(study.TITLE)}</title><style>body{{font-family:sans-serif;"
             "max-width:1000px;margin:2em auto}}table{{border-collapse:collapse}}"
