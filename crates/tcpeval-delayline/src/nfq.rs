@@ -108,6 +108,19 @@ impl Bound {
         Ok(b)
     }
 
+    /// Encode one verdict for packet `id` under the next sequence number and
+    /// send it; a failure is reported, not fatal (the kernel keeps the packet).
+    fn verdict(&mut self, encode: fn(&mut Vec<u8>, u32, u16, u32), id: u32, what: &str) {
+        self.seq = self.seq.wrapping_add(1);
+        encode(&mut self.tx, self.seq, self.spec.queue, id);
+        if let Err(e) = self.send() {
+            eprintln!(
+                "tcpeval-delayline: queue {}: {what} failed: {e}",
+                self.spec.queue
+            );
+        }
+    }
+
     fn send(&self) -> io::Result<()> {
         // SAFETY: tx is a valid buffer; the socket is connected to nothing, and
         // send() on an unconnected netlink socket goes to the kernel (pid 0).
@@ -159,14 +172,7 @@ impl Bound {
             last = Some(id);
         }
         if let Some(id) = last {
-            self.seq = self.seq.wrapping_add(1);
-            netlink::encode_accept_upto(&mut self.tx, self.seq, self.spec.queue, id);
-            if let Err(e) = self.send() {
-                eprintln!(
-                    "tcpeval-delayline: queue {}: verdict failed: {e}",
-                    self.spec.queue
-                );
-            }
+            self.verdict(netlink::encode_accept_upto, id, "verdict");
         }
     }
 
@@ -211,14 +217,7 @@ impl Bound {
         // in the kernel it would go out early with the next batch verdict.
         if self.fifo.push(arrival, id).is_err() {
             self.fifo.stats.dropped += 1;
-            self.seq = self.seq.wrapping_add(1);
-            netlink::encode_drop(&mut self.tx, self.seq, self.spec.queue, id);
-            if let Err(e) = self.send() {
-                eprintln!(
-                    "tcpeval-delayline: queue {}: drop verdict failed: {e}",
-                    self.spec.queue
-                );
-            }
+            self.verdict(netlink::encode_drop, id, "drop verdict");
         }
     }
 }

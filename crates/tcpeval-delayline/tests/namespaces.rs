@@ -381,36 +381,23 @@ fn nfqueue_delays_20ms_each_way() {
     }
     let mut lab = Lab::new();
     let r = lab.ns("r");
-    sh(&[
-        "ip",
-        "netns",
-        "exec",
-        &r,
-        "iptables",
-        "-A",
-        "FORWARD",
-        "-i",
-        "va",
-        "-j",
-        "NFQUEUE",
-        "--queue-num",
-        "1",
-    ]);
-    sh(&[
-        "ip",
-        "netns",
-        "exec",
-        &r,
-        "iptables",
-        "-A",
-        "FORWARD",
-        "-i",
-        "vb",
-        "-j",
-        "NFQUEUE",
-        "--queue-num",
-        "2",
-    ]);
+    for (dev, queue) in [("va", "1"), ("vb", "2")] {
+        sh(&[
+            "ip",
+            "netns",
+            "exec",
+            &r,
+            "iptables",
+            "-A",
+            "FORWARD",
+            "-i",
+            dev,
+            "-j",
+            "NFQUEUE",
+            "--queue-num",
+            queue,
+        ]);
+    }
     let delay = ONE_WAY_US.to_string();
     let (q1, q2) = (format!("1:{delay}"), format!("2:{delay}"));
     let (idx, out) = lab.start_delay_line(&["nfqueue", "--queue", &q1, "--queue", &q2]);
