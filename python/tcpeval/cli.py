@@ -403,6 +403,9 @@ def study_run(
     store_dir: Annotated[Path | None, typer.Option("--out", help="result store")] = None,
     workers: Annotated[int | None, typer.Option(help="local worker processes")] = None,
     dask: Annotated[str | None, typer.Option(help="dask scheduler address or local:N")] = None,
+    cells: Annotated[str | None, typer.Option(
+        help="run only the cells whose names match these comma-separated patterns "
+             "(e.g. 'udp*,intra-*'); the rest of the store is kept")] = None,
 ) -> None:
     """Run a study's sweeps into a result store (resumable), then write its report."""
     from .studies import PROFILES, STUDIES
@@ -415,7 +418,8 @@ def study_run(
     store = store_dir or Path("results") / f"{name}-{profile}"
     progress = _Progress()
     try:
-        stats = run_study(name, profile, store, workers=workers, dask=dask, progress=progress)
+        stats = run_study(name, profile, store, workers=workers, dask=dask, progress=progress,
+                          cells=cells.split(",") if cells else None)
     except ScenarioError as e:
         _fail(str(e))
     finally:

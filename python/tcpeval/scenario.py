@@ -10,6 +10,7 @@ engine takes (docs/engine-interface.md).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 import tomllib
@@ -522,25 +523,51 @@ def _udp(sc: Scenario, rate_bps: float, rtt_s: float, duration_s: float) -> list
 
 
 def _background(sc: Scenario, rate_bps: float, duration_s: float,
-                base_dir: Path | None) -> list[dict]:
-    """Expand background traffic into engine flows (a seeded stream of its own)."""
-    rng = np.random.default_rng([sc.run.seed, 0xB6])
-    out: list[dict] = []
+                base_dir: Path | None) -> dict | None:
+    """Background traffic as a recipe: every input of its expansion, resolved to
+    numbers (an empirical RTT table is read in now), so the recipe alone fixes
+    the flows and the run key changes with any input. The flows themselves are
+    made only when the engine needs them (`engine_config`): a 600 s run with web
+    traffic expands into ~10^5 flows, and a sweep of such runs would otherwise
+    hold gigabytes while it plans."""
+    bg = sc.background
+    if not any(ll.count for ll in bg.long_lived) and not any(w.load > 0 for w in bg.web):
+        return None
     try:
-        for i, ll in enumerate(sc.background.long_lived):
-            out += traffic.long_lived_flows(
-                count=ll.count, rng=rng, rtts=ll.rtt.model(base_dir), cc=ll.cc,
-                jitter_s=parse_time(ll.jitter), direction=ll.direction,
-                max_window=parse_size(ll.window))
-            del i
-        for w in sc.background.web:
-            stop = parse_time(w.stop) if w.stop is not None else duration_s
-            out += traffic.web_flows(
-                load=w.load, capacity_bps=rate_bps, start_s=parse_time(w.start), stop_s=stop,
-                rng=rng, sizes=w.sizes.model(), rtts=w.rtt.model(base_dir), cc=w.cc,
-                direction=w.direction, max_window=parse_size(w.window))
+        long_lived = [{"count": ll.count, "cc": ll.cc, "jitter_s": parse_time(ll.jitter),
+                       "direction": ll.direction, "max_window": parse_size(ll.window),
+                       "rtt": dataclasses.asdict(ll.rtt.model(base_dir))}
+                      for ll in bg.long_lived]
+        web = [{"load": w.load, "cc": w.cc, "direction": w.direction,
+                "max_window": parse_size(w.window), "start_s": parse_time(w.start),
+                "stop_s": parse_time(w.stop) if w.stop is not None else duration_s,
+                "sizes": dataclasses.asdict(w.sizes.model()),
+                "rtt": dataclasses.asdict(w.rtt.model(base_dir))}
+               for w in bg.web]
     except (ValueError, OSError) as e:
         raise ScenarioError(f"background: {e}") from None
+    return {"seed": sc.run.seed, "rate_bps": rate_bps, "long_lived": long_lived, "web": web}
+
+
+def _rtt_model(d: dict) -> traffic.RttModel:
+    return traffic.RttModel(**{**d, "table": tuple(tuple(r) for r in d["table"])})
+
+
+def expand_background(recipe: dict) -> list[dict]:
+    """Engine flows of a background recipe (one seeded stream of its own, long-lived
+    sources first, then web sources, in the scenario's order)."""
+    rng = np.random.default_rng([recipe["seed"], 0xB6])
+    out: list[dict] = []
+    for ll in recipe["long_lived"]:
+        out += traffic.long_lived_flows(
+            count=ll["count"], rng=rng, rtts=_rtt_model(ll["rtt"]), cc=ll["cc"],
+            jitter_s=ll["jitter_s"], direction=ll["direction"], max_window=ll["max_window"])
+    for w in recipe["web"]:
+        out += traffic.web_flows(
+            load=w["load"], capacity_bps=recipe["rate_bps"], start_s=w["start_s"],
+            stop_s=w["stop_s"], rng=rng, sizes=traffic.SizeModel(**w["sizes"]),
+            rtts=_rtt_model(w["rtt"]), cc=w["cc"], direction=w["direction"],
+            max_window=w["max_window"])
     return out
 
 
@@ -582,20 +609,26 @@ def resolve(sc: Scenario, *, seed: int | None = None, base_dir: Path | None = No
         "interval_ns": _ns(interval),
         "trace_interval_ns": _ns(trace),
         "network": network,
-        "flows": flows + background,
+        "flows": flows,
         "udp": udp,
         "meta": {
             "logical_flows": logical,
             "measure_from_s": measure_from,
             "backend": run.backend,
             "bdp_bytes": rate * rtt_s / 8,
+            "background": background,
         },
     }
 
 
 def engine_config(resolved: dict) -> dict:
-    """The engine's part of a resolved scenario (without the front end's meta)."""
-    return {k: v for k, v in resolved.items() if k != "meta"}
+    """The engine's part of a resolved scenario: without the front end's meta, and
+    with the background recipe expanded into flows after the scenario's own."""
+    cfg = {k: v for k, v in resolved.items() if k != "meta"}
+    recipe = resolved["meta"].get("background")
+    if recipe:
+        cfg["flows"] = cfg["flows"] + expand_background(recipe)
+    return cfg
 
 
 def describe_bdp(resolved: dict) -> str:

@@ -1,7 +1,16 @@
+import json
+
 import pytest
 from helpers import small_scenario
 
-from tcpeval.scenario import ScenarioError, apply_override, load_scenario, resolve
+from tcpeval.scenario import (
+    ScenarioError,
+    apply_override,
+    engine_config,
+    load_scenario,
+    resolve,
+)
+from tcpeval.sweep import run_key
 
 
 def resolved(data, overrides=()):
@@ -93,11 +102,39 @@ def test_udp_shares_of_the_bottleneck():
 def test_background_traffic_is_expanded_reproducibly():
     data = {"flows": [{"cc": "reno"}], "run": {"duration": "30s"},
             "background": {"long_lived": [{"count": 3}], "web": [{"load": 0.2}]}}
-    a, b = resolved(data), resolved(data)
+    a, b = engine_config(resolved(data)), engine_config(resolved(data))
     assert a["flows"] == b["flows"]
     groups = [f.get("group") for f in a["flows"]]
     assert groups.count("background") == 3 and groups.count("web") > 10
     assert all(f["max_window_bytes"] == 64_000 for f in a["flows"][1:])
+
+
+def test_background_is_planned_as_a_recipe_and_expanded_for_the_engine():
+    """A resolved scenario carries background traffic as a small recipe (a sweep
+    of long web-loaded runs plans in kilobytes); the recipe fixes the flows, and
+    any input of it changes the run key."""
+    data = {"flows": [{"cc": "reno"}], "run": {"duration": "600s"},
+            "background": {"web": [{"load": 0.2}], "long_lived": [{"count": 2}]}}
+    r = resolved(data)
+    assert len(r["flows"]) == 1 and len(json.dumps(r)) < 4000
+    assert len(engine_config(r)["flows"]) > 10_000
+    key = run_key(r)
+    for change in ("background.web.0.load=0.3", "background.long_lived.0.count=3",
+                   "run.seed=2", "background.web.0.rtt.median='90ms'"):
+        assert run_key(resolved(data, [change])) != key, change
+    assert run_key(resolved(data)) == key
+
+
+def test_an_empirical_rtt_table_is_read_into_the_recipe(tmp_path):
+    table = tmp_path / "rtts.csv"
+    table.write_text("rtt_ms,weight\n20,1\n200,3\n")
+    data = {"flows": [{"cc": "reno"}], "run": {"duration": "30s"},
+            "background": {"long_lived": [{"count": 400, "rtt": {"kind": "empirical",
+                                                               "file": str(table)}}]}}
+    r = resolved(data)
+    table.unlink()  # the recipe no longer needs the file
+    rtts = [f["rtt_ns"] / 1e6 for f in engine_config(r)["flows"][1:]]
+    assert set(rtts) == {20.0, 200.0} and 0.65 < rtts.count(200.0) / len(rtts) < 0.85
 
 
 def test_every_example_is_valid(examples):

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tcpeval import testbed
-from tcpeval.scenario import load_scenario, resolve
+from tcpeval.scenario import engine_config, load_scenario, resolve
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and tc need root")
 
@@ -37,7 +37,7 @@ def caps(**over):
 
 
 def engine(data):
-    return {k: v for k, v in resolve(load_scenario(data)).items() if k != "meta"}
+    return engine_config(resolve(load_scenario(data)))
 
 
 @pytest.mark.parametrize("data,needle", [
@@ -446,7 +446,7 @@ def test_the_cli_exits_1_on_an_invalid_run_and_says_why(monkeypatch, tmp_path):
     sim = run_mod.simulate
 
     def fake(resolved):  # a simulator result carrying a failed verdict
-        raw = sim({k: v for k, v in resolved.items() if k != "meta"})
+        raw = sim(engine_config(resolved))
         raw["validity"] = {"valid": False, "reasons": ["bottleneck rate: carried 130 Mbit/s"]}
         return raw, 0.1
 

@@ -2,31 +2,41 @@
 
 from __future__ import annotations
 
+import fnmatch
 import html
 import json
 from pathlib import Path
 
 from ..report import _png
+from ..scenario import ScenarioError
 from ..store import Store
 from ..sweep import Plan, plan, run_plan
 from . import get
 
 
-def plan_study(name: str, profile: str) -> tuple[Plan, dict[str, str]]:
-    """One plan with every cell of every table; returns it and cell -> run key."""
+def plan_study(name: str, profile: str,
+               cells: list[str] | None = None) -> tuple[Plan, dict[str, str]]:
+    """One plan with the study's cells; returns it and cell -> run key for every
+    cell (the report needs them all). `cells`: shell-style patterns of the cell
+    names to run (all when None), to run a study in parts."""
     study = get(name)
     specs, keys = [], {}
     for cell, doc in study.sweeps(profile):
         p = plan(doc, name=cell)
-        specs += p.runs
         keys[cell] = p.runs[0].key
+        if cells is None or any(fnmatch.fnmatchcase(cell, pat) for pat in cells):
+            specs += p.runs
+    if not specs:
+        raise ScenarioError(f"--cells: no cell of {name} ({profile}) matches "
+                            f"{', '.join(cells or [])}; cell names start with "
+                            f"{', '.join(sorted({c.split('-')[0] + '-' for c in keys}))}")
     unique = list({s.key: s for s in specs}.values())
     return Plan(name=f"{name}-{profile}", axes={}, repetitions=1, runs=unique), keys
 
 
 def run_study(name: str, profile: str, store_dir: str | Path, *, workers=None, dask=None,
-              progress=None) -> dict:
-    p, keys = plan_study(name, profile)
+              progress=None, cells: list[str] | None = None) -> dict:
+    p, keys = plan_study(name, profile, cells)
     store = Store(store_dir)
     (store.root / "study.json").write_text(json.dumps({"study": name, "profile": profile,
                                                        "cells": keys}, indent=2))
