@@ -66,3 +66,21 @@ def test_study_cli_lists_and_rejects_unknown_names(tmp_path):
     assert all(name in listed for name in STUDIES)
     bad = run("run", "nope", "--out", str(tmp_path / "s"))
     assert bad.returncode == 2 and f"available: {', '.join(STUDIES)}" in bad.stderr
+
+
+def test_cells_run_part_of_a_study_and_the_rest_later(tmp_path):
+    """`study run --cells` runs the matching cells only; the report counts the
+    others as missing, and a later run without --cells adds just those."""
+    store = tmp_path / "store"
+    part = run_study("dalton2004", "smoke", store, workers=1, cells=["table1-*"])
+    whole = run_study("dalton2004", "smoke", store, workers=1)
+    assert 0 < part["done"] < whole["total"]
+    assert whole["skipped"] == part["done"] and whole["done"] == whole["total"] - part["done"]
+
+
+def test_cells_that_match_nothing_exit_2_naming_the_option(tmp_path):
+    bad = subprocess.run([sys.executable, "-m", "tcpeval.cli", "study", "run", "dalton2004",
+                          "--profile", "smoke", "--out", str(tmp_path / "s"), "--cells", "zz*"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--cells: no cell of dalton2004" in bad.stderr
+    assert "table1-" in bad.stderr and not (tmp_path / "s").exists()
