@@ -8,6 +8,8 @@ import subprocess
 import numpy as np
 import pytest
 
+from tcpeval.studies import STUDIES
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
                                 "(make test installs it when it can)")
@@ -28,6 +30,34 @@ def render(page, tmp_path):
     return shot, p.stderr + dom.stderr, dom.stdout
 
 
+def decoded_images(page, tmp_path) -> int:
+    """How many of the page's images Chromium decoded (naturalWidth > 0), read
+    from a copy of the page with a probe script appended (the page itself is
+    checked untouched)."""
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text().replace("</body>", (
+        "<script>window.addEventListener('load', () => document.body.setAttribute("
+        "'data-decoded', [...document.images].filter(i => i.complete && i.naturalWidth > 0)"
+        ".length));</script></body>")))
+    dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile3'}",
+                          "--dump-dom", probe.as_uri()], capture_output=True, text=True,
+                         timeout=120).stdout
+    found = re.search(r'data-decoded="(\d+)"', dom)
+    assert found, "the probe did not run"
+    return int(found.group(1))
+
+
+def figures_drawn(page) -> list[float]:
+    """Pixel spread of every embedded PNG (0 for a blank figure)."""
+    import base64
+    import io
+
+    import matplotlib.image as mpimg
+
+    return [float(np.std(mpimg.imread(io.BytesIO(base64.b64decode(b64)), format="png")[..., :3]))
+            for b64 in re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page.read_text())]
+
+
 def check_page(page, tmp_path):
     import matplotlib.image as mpimg
 
@@ -37,8 +67,11 @@ def check_page(page, tmp_path):
     assert not re.search(r"CONSOLE[:(]", log), log
     img = mpimg.imread(shot)
     assert img.shape[0] > 500 and np.std(img[..., :3]) > 0.05, "blank screenshot"
-    assert dom.count("<img") == page.read_text().count("<img")
-    assert dom.count("<img") >= 1
+    n = page.read_text().count("<img")
+    assert n >= 1 and dom.count("<img") == n
+    assert decoded_images(page, tmp_path) == n, "an image did not decode"
+    spreads = figures_drawn(page)
+    assert len(spreads) == n and min(spreads) > 0.02, f"a blank figure: {spreads}"
 
 
 def test_run_report_renders(tmp_path):
@@ -51,8 +84,9 @@ def test_run_report_renders(tmp_path):
     check_page(run_report(res, tmp_path / "report.html"), tmp_path)
 
 
-def test_study_report_renders(tmp_path):
-    from tcpeval.studies.runner import report_study, run_study
+@pytest.mark.parametrize("name", sorted(STUDIES))
+def test_study_report_renders(tmp_path, smoke_store, name):
+    from tcpeval.studies.runner import report_study
 
-    run_study("bhatti2009", "smoke", tmp_path / "store", workers=2)
-    check_page(report_study("bhatti2009", tmp_path / "store"), tmp_path)
+    store, _ = smoke_store(name)
+    check_page(report_study(name, store, tmp_path / "report"), tmp_path)

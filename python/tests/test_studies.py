@@ -11,11 +11,11 @@ from tcpeval.studies.runner import report_study, run_study
 
 
 @pytest.mark.parametrize("name", sorted(STUDIES))
-def test_smoke_profile_produces_every_table_and_figure(tmp_path, name):
-    stats = run_study(name, "smoke", tmp_path / "store", workers=2)
+def test_smoke_profile_produces_every_table_and_figure(smoke_store, name):
+    store, stats = smoke_store(name)
     assert stats["failed"] == 0 and stats["done"] == stats["total"]
-    page = report_study(name, tmp_path / "store").read_text()
-    rep_dir = tmp_path / "store" / "report"
+    page = report_study(name, store).read_text()
+    rep_dir = store / "report"
     tables = sorted(rep_dir.glob("*.csv"))
     assert tables, "no tables"
     for path in tables:
@@ -26,7 +26,7 @@ def test_smoke_profile_produces_every_table_and_figure(tmp_path, name):
     assert pngs and all(p.stat().st_size > 1000 for p in pngs)
     assert page.count("data:image/png;base64,") == len(pngs)
     # Re-running skips every finished cell.
-    again = run_study(name, "smoke", tmp_path / "store", workers=1)
+    again = run_study(name, "smoke", store, workers=1)
     assert again["skipped"] == again["total"]
 
 
