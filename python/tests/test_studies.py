@@ -24,6 +24,10 @@ def test_smoke_profile_produces_every_table_and_figure(smoke_store, name):
         assert f"<h2>{path.stem}</h2>" in page
     pngs = sorted(rep_dir.glob("*.png"))
     assert pngs and all(p.stat().st_size > 1000 for p in pngs)
+    # Each figure is also an SVG, and both say what was run.
+    svgs = sorted(rep_dir.glob("*.svg"))
+    assert [p.stem for p in svgs] == [p.stem for p in pngs]
+    assert all(f"study {name}, profile smoke" in p.read_text() for p in svgs)
     assert page.count("data:image/png;base64,") == len(pngs)
     # Re-running skips every finished cell.
     again = run_study(name, "smoke", store, workers=1)

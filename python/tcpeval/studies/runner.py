@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import fnmatch
 import html
 import json
 from pathlib import Path
+
+import matplotlib.pyplot as plt
 
 from ..report import _png
 from ..scenario import ScenarioError
@@ -59,8 +62,16 @@ def run_note(study, profile: str) -> str:
     return note(profile) if note else "one repetition per cell, seed 1"
 
 
+def stamp(fig, text: str) -> None:
+    """Write what was run under the figure, so a PNG or SVG copied out of the
+    report still says it."""
+    fig.text(0.0, -0.01, text, fontsize=7, color="0.35", ha="left", va="top",
+             wrap=True)
+
+
 def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = None) -> Path:
-    """Write report/index.html (self-contained), CSV tables and PNG figures."""
+    """Write report/index.html (self-contained), CSV tables, and every figure as
+    PNG and SVG (each stamped with the profile, repetitions and seeds)."""
     store = Store(store_dir)
     meta_path = store.root / "study.json"
     if not meta_path.exists():
@@ -90,8 +101,11 @@ def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = 
         parts.append(f"<h2>{tname}</h2>" + df.to_html(index=False, float_format="%.3f",
                                                         na_rep="-"))
     for fname, fig in rep.get("figures", {}).items():
+        stamp(fig, f"tcpeval study {name}, profile {meta['profile']}: {what}")
+        with plt.rc_context({"svg.fonttype": "none"}):  # text stays text (searchable)
+            fig.savefig(out / f"{fname}.svg", bbox_inches="tight")
         data = _png(fig)
-        (out / f"{fname}.png").write_bytes(__import__("base64").b64decode(data))
+        (out / f"{fname}.png").write_bytes(base64.b64decode(data))
         parts.append(f'<figure><img alt="{fname}" src="data:image/png;base64,{data}">'
                      f"<figcaption>{html.escape(fname)} (profile {meta['profile']}; "
                      f"{html.escape(what)})</figcaption></figure>")
