@@ -131,6 +131,33 @@ fn reverse_flows_load_the_ack_path_and_compress_acks() {
 }
 
 #[test]
+fn transfers_start_at_their_own_times_whatever_their_order_in_the_config() {
+    // Starts are scheduled one at a time in start order: out-of-order and equal
+    // start times must still start each flow exactly on time. On an idle path
+    // a 10-packet transfer takes the same time whenever it starts; two that
+    // start together share the link and both finish later.
+    let starts = [3.0, 1.0, 2.5, 0.5, 2.0, 2.0];
+    let flows = starts.iter().map(|&s| {
+        let mut f = flow("reno", 40, s);
+        f.bytes = Some(10 * MSS);
+        f
+    }).collect();
+    let r = run_checked(dumbbell(100e6, 40, 1.0, 5, flows));
+    let fct = |i: usize| {
+        let f = &r.flows[i];
+        assert_eq!(f.start_ns, (starts[i] * SEC as f64) as u64);
+        f.completed_ns.expect("completes") - f.start_ns
+    };
+    let alone = fct(3);
+    for i in 0..4 {
+        assert_eq!(fct(i), alone, "flow {i} starting at {} s", starts[i]);
+    }
+    assert!(fct(4) > alone && fct(5) > alone && fct(4).abs_diff(fct(5)) < 2 * MS);
+    // No handshake: IW 10 goes out at once and is acknowledged one RTT later.
+    assert!(alone > 40 * MS && alone < 43 * MS, "one RTT plus serialisation: {alone}");
+}
+
+#[test]
 fn a_stopped_flow_completes_with_what_it_sent() {
     let mut f = flow("reno", 40, 0.0);
     f.stop_ns = Some(5 * SEC);
