@@ -149,8 +149,8 @@ fn transfers_start_at_their_own_times_whatever_their_order_in_the_config() {
         f.completed_ns.expect("completes") - f.start_ns
     };
     let alone = fct(3);
-    for i in 0..4 {
-        assert_eq!(fct(i), alone, "flow {i} starting at {} s", starts[i]);
+    for (i, s) in starts.iter().enumerate().take(4) {
+        assert_eq!(fct(i), alone, "flow {i} starting at {s} s");
     }
     assert!(fct(4) > alone && fct(5) > alone && fct(4).abs_diff(fct(5)) < 2 * MS);
     // No handshake: IW 10 goes out at once and is acknowledged one RTT later.
