@@ -152,3 +152,17 @@ def test_claims_are_judged_on_the_numbers():
     # Never converged with or without: both count as 470 s, no change.
     conv = t.loc[[c for c in t.index if c.startswith("Reno converges")][0]]
     assert conv["ours"] == 0.0 and conv["holds"] == 0.0
+
+
+@pytest.mark.parametrize("drop,holds", [(0.01, 0.0), (0.1, 1.0)])
+def test_considerably_lower_needs_a_real_drop(drop, holds):
+    """'Considerably lower with background' needs a mean fall of Jain's index of
+    at least CONSIDERABLE, not any fall."""
+    rtt = pd.DataFrame([{"protocol": "fast", "rtt_ms": r, "background": s,
+                         "jain": 0.98 - (drop if s == "with" else 0.0)}
+                        for r in (16, 82) for s in ("without", "with")])
+    tables = {"intra_protocol": pd.DataFrame(), "rtt_fairness": rtt,
+              "tcp_friendliness": pd.DataFrame(), "utilization_2mb": pd.DataFrame()}
+    t = h.claims_table(tables, h.PROFILES["full"]).set_index("claim")
+    row = t.loc[[c for c in t.index if c.startswith("FAST's RTT fairness index is")][0]]
+    assert row["ours"] == pytest.approx(-drop) and row["holds"] == holds
