@@ -262,9 +262,13 @@ def _start_cli_run(tmp_path) -> tuple[subprocess.Popen, str]:
     scenario.write_text('[network]\nbottleneck = "50Mbps"\nrtt = "20ms"\nloss = 0.001\n'
                         '[[flows]]\ncc = "cubic"\ncount = 2\n'
                         '[run]\nduration = "10s"\nbackend = "testbed"\n')
+    # SIGINT back to its default in the child: a shell that starts the tests in
+    # the background (`make test &`) leaves it ignored, and Python keeps an
+    # ignored SIGINT ignored, so Ctrl-C could not be simulated.
     proc = subprocess.Popen([sys.executable, "-m", "tcpeval.cli", "run", str(scenario),
                              "--out", str(tmp_path / "out")], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     prefix = f"tcpe-{proc.pid}-"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
