@@ -23,7 +23,7 @@ DISAGREE = {
         "queue the 64 KB-window background adds); the paper ran FAST's 2.4 patch",
     "With background every protocol's RTT fairness improves":
         "quick's flow 1 at 82 ms makes the RTT ratios at 16 and 324 ms 5.1 and 4.0: "
-        "not the paper's ladder; 2 of 7 protocols",
+        "not the paper's ladder; 3 of 7 protocols",
     "Every variant is less TCP-friendly at the longest RTT":
         "FAST and HSTCP are friendlier at 324 ms in one 165 s window (4 of 6 hold)",
     "Without background, H-TCP, STCP, FAST and Reno lose utilisation":
