@@ -430,7 +430,7 @@ def _pair_bars(tables: dict, col: str, label: str):
         ax.set_xticks(np.arange(len(VARIANTS)) + 0.4 - width / 2, VARIANTS, fontsize=7)
         ax.set_title(title, fontsize=9)
     axes[0].set_ylabel(label, fontsize=8)
-    if rtts:  # a partly run store may have no cell for this figure yet
+    if axes[0].get_legend_handles_labels()[0]:  # a partly run store may lack its cells
         axes[0].legend(fontsize=6, loc="lower left")
     fig.tight_layout()
     return fig
@@ -453,7 +453,7 @@ def _convergence_plot(df: pd.DataFrame):
     ax.set_xticks(np.arange(len(labels)) + 0.4 - width / 2, labels, rotation=45, fontsize=7)
     ax.set_ylabel("convergence time (s)", fontsize=8)
     twin.set_ylabel("spread (Gbit/s, dots)", fontsize=8)
-    if rtts:
+    if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=6)
     fig.tight_layout()
     return fig
