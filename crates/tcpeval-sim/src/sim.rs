@@ -317,6 +317,21 @@ impl Simulation {
         self.out = out;
         self.sync_rto(f);
         self.sync_pace(f);
+        if self.senders[f].completed == Some(self.sched.now()) {
+            self.release_access_links(f);
+        }
+    }
+
+    /// A transfer finished: its hosts' access links are idle unless a duplicate is
+    /// still on its way, so web-like traffic's finished flows hold no buffers.
+    fn release_access_links(&mut self, f: usize) {
+        let (s, r) = self.flow_hosts[f];
+        for host in [s, r] {
+            let node = &self.topo.nodes[host as usize];
+            for l in [node.out, node.down] {
+                self.topo.links[l as usize].release_if_idle();
+            }
+        }
     }
 
     fn sync_pace(&mut self, f: usize) {
@@ -558,5 +573,35 @@ impl Simulation {
             links,
             sim: SimInfo { events: self.sched.processed(), packets, end_ns: end },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenarios::{dumbbell, with_transfers};
+
+    fn access_reserved(sim: &Simulation, f: usize) -> usize {
+        let (s, r) = sim.flow_hosts[f];
+        [s, r].iter()
+            .flat_map(|&h| {
+                let n = &sim.topo.nodes[h as usize];
+                [n.out, n.down]
+            })
+            .map(|l| sim.topo.links[l as usize].reserved_packets())
+            .sum()
+    }
+
+    #[test]
+    fn finished_transfers_give_their_buffers_back() {
+        let cfg = with_transfers(dumbbell(100e6, 20, 1.0, 0.0, 1, 2.0), 50, 30_000);
+        let mut sim = Simulation::new(cfg).unwrap();
+        sim.run_until(1_900 * crate::time::MS);
+        let done: Vec<usize> = (1..51).filter(|&f| sim.senders[f].completed.is_some()).collect();
+        assert!(done.len() > 40, "only {} transfers finished", done.len());
+        for &f in &done {
+            assert_eq!(access_reserved(&sim, f), 0, "flow {f} still holds buffers");
+        }
+        assert!(access_reserved(&sim, 0) > 0, "the bulk flow's links were released");
     }
 }

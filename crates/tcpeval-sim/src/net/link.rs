@@ -137,6 +137,20 @@ impl Link {
     /// How many more packets the link accepts now without dropping: free queue
     /// slots, plus one if the serialiser is idle (a host's interface queue applies
     /// back-pressure to its sender).
+    /// Give the queue's and the pipe's memory back where they are empty (the
+    /// access links of a finished transfer; they regrow if used again).
+    pub fn release_if_idle(&mut self) {
+        self.queue.release_if_empty();
+        if self.pipe.is_empty() {
+            self.pipe = VecDeque::new();
+        }
+    }
+
+    /// Packets' worth of buffer memory held by the queue and the pipe.
+    pub fn reserved_packets(&self) -> usize {
+        self.queue.reserved_packets() + self.pipe.capacity()
+    }
+
     pub fn room(&self, now: Time) -> u64 {
         let idle = !self.tx_done_pending && self.busy_until() <= now && self.queue.is_empty();
         self.queue.free_packets() + idle as u64

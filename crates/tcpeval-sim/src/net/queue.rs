@@ -122,6 +122,18 @@ impl Queue {
         self.bytes
     }
 
+    /// Packets the buffer has room for before it must grow.
+    pub fn reserved_packets(&self) -> usize {
+        self.pkts.capacity()
+    }
+
+    /// Give the packet buffer's memory back if the queue is empty.
+    pub fn release_if_empty(&mut self) {
+        if self.pkts.is_empty() {
+            self.pkts = VecDeque::new();
+        }
+    }
+
     /// Room for `n` more full packets of `bytes` each?
     pub fn has_room(&self, bytes: u32) -> bool {
         match self.limit {

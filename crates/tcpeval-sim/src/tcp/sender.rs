@@ -29,6 +29,11 @@ const APP_LIMITED: u8 = 8;
 /// rule keeps its ACK out of the RTT samples.
 const EVER_RETRANS: u8 = 16;
 
+/// Scoreboard slots reserved when a flow is created: a bulk flow's window reaches
+/// this within a few RTTs anyway, and a short transfer reserves only its own
+/// size, so 10^5 web-like flows do not each hold a bulk flow's scoreboard.
+const INITIAL_SCOREBOARD: u64 = 1024;
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Seg {
     flags: u8,
@@ -196,7 +201,7 @@ impl Sender {
             state: CaState::Open,
             snd_una: 0,
             snd_nxt: 0,
-            segs: VecDeque::with_capacity(1024),
+            segs: VecDeque::with_capacity(total_segs.map_or(INITIAL_SCOREBOARD, |t| t.min(INITIAL_SCOREBOARD)) as usize),
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
@@ -744,6 +749,11 @@ impl Sender {
         if self.total_segs == Some(self.snd_una) {
             self.completed = Some(now);
             self.rto_deadline = None;
+            // Nothing is in flight and nothing more will be sent: give the
+            // scoreboard's memory back (a web-like run finishes 10^5 flows).
+            self.segs = VecDeque::new();
+            self.sacked = VecDeque::new();
+            self.retrans_fifo = VecDeque::new();
         }
     }
 
@@ -921,17 +931,37 @@ mod tests {
     use crate::time::MS;
 
     fn sender(sack: bool) -> Sender {
+        transfer(sack, None)
+    }
+
+    fn transfer(sack: bool, total_bytes: Option<u64>) -> Sender {
         let cfg = SenderConfig {
             flow: 0,
             dst: 1,
             mss: 1448,
             header_bytes: 52,
-            total_bytes: None,
+            total_bytes,
             max_window: u64::MAX,
             sack,
             initial_cwnd: 10,
         };
         Sender::new(cfg, Cc::Reno(Reno))
+    }
+
+    #[test]
+    fn a_short_transfer_reserves_its_own_size_and_frees_it_when_complete() {
+        let mut s = transfer(true, Some(5 * 1448));
+        assert!((5..INITIAL_SCOREBOARD as usize).contains(&s.segs.capacity()));
+        assert!(sender(true).segs.capacity() >= INITIAL_SCOREBOARD as usize);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        assert_eq!(out.len(), 5);
+        s.on_ack(&ack(3, &[], 0), 10 * MS, &mut out);
+        assert!(s.completed.is_none() && s.segs.capacity() >= 2);
+        s.on_ack(&ack(5, &[], 0), 11 * MS, &mut out);
+        assert_eq!(s.completed, Some(11 * MS));
+        assert_eq!(s.segs.capacity() + s.sacked.capacity() + s.retrans_fifo.capacity(), 0);
+        s.check_invariants().unwrap();
     }
 
     fn ack(cum: u64, sack: &[(u64, u64)], ts_ecr: Time) -> Packet {
