@@ -52,6 +52,41 @@ def test_bhatti_grid_matches_the_paper_design():
     assert doc["flows"][1]["start"] == "60s" and doc["run"]["measure_from"] == "120s"
 
 
+def test_bhatti_grid_averages_repetitions_and_gives_their_spread():
+    """The grid is the mean over the repetitions present, with their count and
+    sample std; a cell with one repetition has no spread."""
+    import numpy as np
+
+    from tcpeval import metrics
+    from tcpeval.studies import bhatti2009 as b
+
+    t = np.arange(121, 301)
+
+    def flows(x1, x2):
+        return pd.DataFrame({"flow": [0] * len(t) + [1] * len(t), "t_s": [*t, *t],
+                             "throughput_mbps": [x1] * len(t) + [x2] * len(t)})
+
+    runs = {}
+    for rep, cubic in ((0, 60.0), (1, 70.0), (2, 65.0)):
+        runs[f"self-newreno-25ms-20pct-r{rep}"] = flows(50.0, 50.0)
+        runs[f"self-cubic-25ms-20pct-r{rep}"] = flows(50.0, 40.0)
+        if rep < 2:  # the third repetition's NRU run is missing
+            runs[f"vs-cubic-25ms-20pct-r{rep}"] = flows(30.0, cubic)
+    runs["self-newreno-50ms-20pct-r0"] = flows(50.0, 45.0)
+    rep = b.report({k: {} for k in runs}, "full", runs.__getitem__)
+    grid = rep["tables"]["grid"].set_index(["variant", "rtt_ms", "buffer_pct_bdp"])
+    nru = [metrics.flow_nru([x] * len(t), 40.0) for x in (60.0, 70.0)]
+    cell = grid.loc[("cubic", 25, 20)]
+    assert cell["reps"] == 2 and cell["self_flow2_mbps"] == 40.0
+    assert cell["flow2_nru_db"] == pytest.approx(np.mean(nru))
+    assert cell["flow2_nru_db_rep_std"] == pytest.approx(np.std(nru, ddof=1))
+    assert cell["self_flow2_mbps_rep_std"] == 0.0
+    single = grid.loc[("newreno", 50, 20)]
+    assert single["reps"] == 1 and np.isnan(single["flow2_nru_db_rep_std"])
+    stats = rep["tables"]["caption_stats"].set_index(["variant", "metric"])
+    assert stats.loc[("cubic", "flow2_nru_db"), "rep_std"] == pytest.approx(np.std(nru, ddof=1))
+
+
 def test_dalton_cells_match_the_paper_design():
     from tcpeval.studies import dalton2004 as d
 

@@ -25,6 +25,9 @@ TITLE = "Bhatti & Bateman 2009: on-path buffering and TCP fairness (NRU)"
 SOURCE = "seed 001"
 
 VARIANTS = ("newreno", "bic", "cubic", "compound")
+# The figures' values, and the columns that name a cell of the grid.
+METRICS = ("self_flow2_mbps", "flow2_nru_db", "system_nru_db")
+CELL = ("variant", "rtt_ms", "buffer_pct_bdp")
 BASELINE = "newreno"
 PROFILES = {
     # rtts (ms), buffers (% BDP), duration, flow-2 start, measure from, repetitions
@@ -108,9 +111,7 @@ def report(results: dict[str, dict], profile: str, flows_of) -> dict:
                         row.update({"flow2_nru_db": nru2,
                                     "system_nru_db": metrics.system_nru([nru1, nru2])})
                     rows.append(row)
-    df = pd.DataFrame(rows)
-    grid = df.groupby(["variant", "rtt_ms", "buffer_pct_bdp"], as_index=False).mean(
-        numeric_only=True).drop(columns=["rep"])
+    grid = _grid(pd.DataFrame(rows))
     stats = _caption_stats(grid)
     figures = {f"fig{n}_{col}": _heatmaps(grid, col, label)
                for n, col, label in ((3, "self_flow2_mbps", "flow 2 throughput, self (Mbit/s)"),
@@ -120,16 +121,31 @@ def report(results: dict[str, dict], profile: str, flows_of) -> dict:
             "notes": [__doc__.split("\n\n", 1)[0]]}
 
 
+def _grid(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per cell of the RTT x buffer grid: each metric's mean over the repetitions
+    present (the paper averages five), how many NRU repetitions there were, and
+    each metric's spread over them (sample std, NaN with fewer than two)."""
+    rows = rows.reindex(columns=[*CELL, "rep", *METRICS]).astype({m: float for m in METRICS})
+    by_cell = rows.groupby(list(CELL))[list(METRICS)]
+    spread = by_cell.std(ddof=1).where(by_cell.count() > 1)
+    grid = by_cell.mean().join(spread.add_suffix("_rep_std"))
+    grid["reps"] = by_cell.count()["flow2_nru_db"]
+    return grid.reset_index()
+
+
 def _caption_stats(grid: pd.DataFrame) -> pd.DataFrame:
-    """Min, mean, max and std of each figure's values per variant (the captions)."""
+    """Min, mean, max and std of each figure's values per variant (the captions),
+    and rep_std: the typical spread of one cell over its repetitions (the mean of
+    the cells' std over repetitions), to read the differences against."""
     out = []
     for v, g in grid.groupby("variant"):
-        for col in ("self_flow2_mbps", "flow2_nru_db", "system_nru_db"):
+        for col in METRICS:
             x = g[col].dropna()
             if len(x):
                 pub = PUBLISHED[col][v]
                 out.append({"variant": v, "metric": col, "min": x.min(), "mean": x.mean(),
-                            "max": x.max(), "std": x.std(ddof=0), "paper_min": pub[0],
+                            "max": x.max(), "std": x.std(ddof=0),
+                            "rep_std": g[f"{col}_rep_std"].mean(), "paper_min": pub[0],
                             "paper_mean": pub[1], "paper_max": pub[2], "paper_std": pub[3]})
     return pd.DataFrame(out)
 
