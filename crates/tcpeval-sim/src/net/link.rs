@@ -134,9 +134,6 @@ impl Link {
         (p, self.pipe.front().map(|(t, _)| *t))
     }
 
-    /// How many more packets the link accepts now without dropping: free queue
-    /// slots, plus one if the serialiser is idle (a host's interface queue applies
-    /// back-pressure to its sender).
     /// Give the queue's and the pipe's memory back where they are empty (the
     /// access links of a finished transfer; they regrow if used again).
     pub fn release_if_idle(&mut self) {
@@ -151,6 +148,9 @@ impl Link {
         self.queue.reserved_packets() + self.pipe.capacity()
     }
 
+    /// How many more packets the link accepts now without dropping: free queue
+    /// slots, plus one if the serialiser is idle (a host's interface queue applies
+    /// back-pressure to its sender).
     pub fn room(&self, now: Time) -> u64 {
         let idle = !self.tx_done_pending && self.busy_until() <= now && self.queue.is_empty();
         self.queue.free_packets() + idle as u64
