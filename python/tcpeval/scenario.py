@@ -28,6 +28,10 @@ QUEUES = ("droptail", "red")
 DIRECTIONS = ("forward", "reverse")
 HEADER_BYTES = 52  # IP 20 + TCP 20 + timestamp option 12
 DEFAULT_TRACE_INTERVAL_S = 0.1
+# Random streams of a run, derived from its seed: each use has its own, so adding
+# one never shifts another's draws.
+BACKGROUND_STREAM = 0xB6
+START_JITTER_STREAM = 0x5A
 
 
 class ScenarioError(ValueError):
@@ -101,6 +105,7 @@ class Flow(_Model):
     count: int = Field(1, ge=1)
     streams: int = Field(1, ge=1, le=1024)
     start: str | float | list[str | float] = "0s"
+    start_jitter: str | float = "0s"
     stop: str | float | None = None
     rtt: str | float | None = None
     max_window: str | int | None = None
@@ -117,7 +122,7 @@ class Flow(_Model):
     txqueuelen: int | None = Field(None, ge=1)
     label: str | None = None
 
-    _times = field_validator("stop", "rtt", "delack_timeout")(_unit(parse_time))
+    _times = field_validator("stop", "rtt", "delack_timeout", "start_jitter")(_unit(parse_time))
     _sizes = field_validator("max_window", "bytes")(_unit(parse_size))
 
     @field_validator("start")
@@ -450,13 +455,23 @@ def _hops(net: Network, rtt_s: float) -> list[dict] | None:
     return out
 
 
-def _starts(f: Flow, k: int) -> list[float]:
+def _starts(f: Flow, k: int, seed: int) -> list[float]:
+    """Start time of each of the entry's flows: its start plus a uniform offset
+    in [0, start_jitter), drawn from the run's seed and the entry's index. A
+    simulation without random inputs is otherwise the same run whatever the
+    seed; the jitter makes repetitions differ the way testbed runs do."""
     if isinstance(f.start, list):
         if len(f.start) != f.count:
             raise ScenarioError(f"flows[{k}].start: {len(f.start)} start times for count = "
                                 f"{f.count}; give one per flow or a single value")
-        return [parse_time(s) for s in f.start]
-    return [parse_time(f.start)] * f.count
+        starts = [parse_time(s) for s in f.start]
+    else:
+        starts = [parse_time(f.start)] * f.count
+    jitter = parse_time(f.start_jitter)
+    if jitter == 0:
+        return starts
+    offsets = np.random.default_rng([seed, START_JITTER_STREAM, k]).uniform(0, jitter, f.count)
+    return [s + float(o) for s, o in zip(starts, offsets, strict=True)]
 
 
 def _check_params(f: Flow, k: int) -> None:
@@ -484,7 +499,7 @@ def _engine_flows(sc: Scenario, rtt_s: float) -> tuple[list[dict], list[dict]]:
         window = parse_size(f.max_window) if f.max_window is not None else None
         if window is not None and window < mss:
             raise ScenarioError(f"flows[{k}].max_window: must be at least one MSS ({mss} B)")
-        for start in _starts(f, k):
+        for start in _starts(f, k, sc.run.seed):
             fid = len(logical)
             label = f.label or f"{f.cc}-{fid}"
             ids = []
@@ -556,7 +571,7 @@ def _rtt_model(d: dict) -> traffic.RttModel:
 def expand_background(recipe: dict) -> list[dict]:
     """Engine flows of a background recipe (one seeded stream of its own, long-lived
     sources first, then web sources, in the scenario's order)."""
-    rng = np.random.default_rng([recipe["seed"], 0xB6])
+    rng = np.random.default_rng([recipe["seed"], BACKGROUND_STREAM])
     out: list[dict] = []
     for ll in recipe["long_lived"]:
         out += traffic.long_lived_flows(

@@ -2,6 +2,8 @@ import json
 
 import pytest
 from helpers import small_scenario
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tcpeval.scenario import (
     ScenarioError,
@@ -36,6 +38,8 @@ def resolved(data, overrides=()):
     ({"run": {"measure_from": "100s", "duration": "10s"}}, "run.measure_from"),
     ({"run": {"duration": "0s"}}, "run.duration: time '0s' must be positive"),
     ({"flows": [{"direction": "sideways"}]}, "flows[0].direction: unknown direction"),
+    ({"flows": [{"start_jitter": "-1s"}]},
+     "flows[0].start_jitter: time '-1s' must be non-negative"),
 ])
 def test_bad_input_names_the_field(data, field):
     with pytest.raises(ScenarioError) as e:
@@ -50,6 +54,23 @@ def test_flow_ids_follow_expansion_order():
     assert [f["cc"] for f in r["flows"]] == ["reno", "reno", "newreno"]
     assert r["flows"][2]["rtt_ns"] == 20_000_000
     assert r["flows"][0]["rtt_ns"] == 100_000_000
+
+
+@settings(max_examples=40, deadline=None)
+@given(start=st.floats(0, 100), jitter=st.floats(0.001, 10), count=st.integers(1, 6),
+       seed=st.integers(0, 2**40))
+def test_start_jitter_draws_each_start_within_its_window_from_the_seed(start, jitter, count, seed):
+    doc = {"flows": [{"count": count, "start": start, "start_jitter": jitter, "streams": 2},
+                     {"start": start}]}
+    r = resolve(load_scenario(doc), seed=seed)
+    starts = [f["start_ns"] / 1e9 for f in r["flows"]]
+    jittered, plain = starts[:2 * count], starts[2 * count:]
+    assert all(start - 1e-9 <= t < start + jitter + 1e-9 for t in jittered)
+    assert jittered[0::2] == jittered[1::2]  # a flow's streams start together
+    assert plain == [pytest.approx(start, abs=1e-9)]  # no jitter: the start as given
+    assert resolve(load_scenario(doc), seed=seed)["flows"] == r["flows"]
+    other = resolve(load_scenario(doc), seed=seed + 1)["flows"]
+    assert [f["start_ns"] for f in other] != [f["start_ns"] for f in r["flows"]]
 
 
 def test_parallel_streams_expand_and_split_the_transfer():

@@ -87,6 +87,25 @@ def test_bhatti_grid_averages_repetitions_and_gives_their_spread():
     assert stats.loc[("cubic", "flow2_nru_db"), "rep_std"] == pytest.approx(np.std(nru, ddof=1))
 
 
+def test_repetitions_of_loss_free_two_flow_cells_are_not_copies():
+    """Without random loss nothing but the seed's start jitter tells repetitions
+    apart: each repetition's flows start at other times, within one RTT."""
+    from tcpeval.scenario import load_scenario, resolve
+    from tcpeval.studies import bhatti2009 as b
+    from tcpeval.studies import tengig as t
+
+    bhatti = dict(b.sweeps("full"))
+    fair = {key: doc for key, doc in t.cells("full")["fair"]}
+    for docs, rtt_s in (([bhatti[f"vs-cubic-25ms-20pct-r{r}"] for r in range(5)], 0.025),
+                        ([fair[("cubic", 0.2, r)] for r in range(5)], 0.0002)):
+        starts = [tuple(f["start_ns"] for f in resolve(load_scenario(d))["flows"]) for d in docs]
+        assert len(set(starts)) == 5
+        plain = {**docs[0], "flows": [{**f, "start_jitter": "0s"} for f in docs[0]["flows"]]}
+        nominal = [f["start_ns"] for f in resolve(load_scenario(plain))["flows"]]
+        assert all(0 <= s - n < rtt_s * 1e9
+                   for run in starts for s, n in zip(run, nominal, strict=True))
+
+
 def test_dalton_cells_match_the_paper_design():
     from tcpeval.studies import dalton2004 as d
 

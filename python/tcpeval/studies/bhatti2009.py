@@ -59,7 +59,11 @@ def run_note(profile: str) -> str:
 def _doc(p: dict, flow1: str, flow2: str, rtt: int, buf: int, rep: int) -> dict:
     return {
         "network": {"bottleneck": "100Mbps", "rtt": f"{rtt}ms", "buffer": f"{buf}%bdp"},
-        "flows": [{"cc": flow1, "start": "0s"}, {"cc": flow2, "start": f"{p['start2']}s"}],
+        # Each flow starts within one RTT of its nominal time, drawn from the
+        # repetition's seed: without loss or background traffic nothing else is
+        # random, and five repetitions would be five copies of one run.
+        "flows": [{"cc": flow1, "start": "0s", "start_jitter": f"{rtt}ms"},
+                  {"cc": flow2, "start": f"{p['start2']}s", "start_jitter": f"{rtt}ms"}],
         "run": {"duration": f"{p['duration']}s", "measure_from": f"{p['from']}s",
                 "interval": "1s", "trace_interval": "1s", "seed": 1 + rep},
     }
