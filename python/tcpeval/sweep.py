@@ -233,12 +233,43 @@ def _dask_results(todo: list[RunSpec], address: str):
             cluster.close()
 
 
+def seed_matters(resolved: dict) -> bool:
+    """Whether the seed changes what the simulator does: random loss, RED's drops
+    or background traffic. (Start jitter is drawn into the start times, so it
+    shows as configs that differ; the kernel testbed varies by itself.)"""
+    net = resolved["network"]
+    links = [net, *(net.get("hops") or [])]
+    return (resolved["meta"].get("backend", "sim") != "sim"
+            or resolved["meta"].get("background") is not None
+            or any(h["loss"] > 0 or h["queue"] == "red" for h in links))
+
+
+def copied_points(p: Plan) -> int:
+    """Grid points whose repetitions would be identical runs: nothing random in
+    them, and their configs differ only by the seed."""
+    by_point: dict[str, list[dict]] = {}
+    for r in p.runs:
+        by_point.setdefault(json.dumps(r.params, sort_keys=True, default=str), []).append(
+            r.resolved)
+    copies = 0
+    for configs in by_point.values():
+        bare = {json.dumps({k: v for k, v in c.items() if k != "seed"}, sort_keys=True,
+                           default=str) for c in configs}
+        copies += len(configs) > 1 and len(bare) == 1 and not seed_matters(configs[0])
+    return copies
+
+
 def describe(p: Plan) -> str:
     lines = [f"sweep {p.name}: {len(p.runs)} runs "
              f"({' x '.join(str(len(v)) for v in p.axes.values()) or '1'} points x "
              f"{p.repetitions} repetitions), about {p.estimated_packets():,} bottleneck packets"]
     for key, values in p.axes.items():
         lines.append(f"  {key}: {', '.join(map(str, values))}")
+    copies = copied_points(p)
+    if copies:
+        lines.append(f"  note: {copies} point(s) have nothing random (no loss, RED or background "
+                     "traffic), so their repetitions are identical runs; give the flows a "
+                     "start_jitter to make them differ")
     return "\n".join(lines)
 
 

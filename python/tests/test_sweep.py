@@ -40,6 +40,18 @@ def test_axes_expand_to_the_product_times_repetitions():
     assert r0.resolved["network"]["buffer_pkts"] == 7
 
 
+@pytest.mark.parametrize("change,copies", [
+    ({}, 2),                                                    # nothing random: copies
+    ({"network": {**BASE["network"], "loss": 1e-4}}, 0),        # random loss
+    ({"network": {**BASE["network"], "queue": "red"}}, 0),      # RED's random drops
+    ({"flows": [{**BASE["flows"][0], "start_jitter": "40ms"}]}, 0),
+])
+def test_the_plan_says_when_repetitions_would_be_copies(change, copies):
+    p = sw.plan({**sweep_doc(**{"network.rtt": ["20ms", "40ms"]}), **change})
+    assert sw.copied_points(p) == copies
+    assert ("identical runs" in sw.describe(p)) == (copies > 0)
+
+
 def test_changing_one_axis_value_changes_only_its_runs():
     a = sw.plan(sweep_doc(**{"network.rtt": ["20ms", "40ms"]}))
     b = sw.plan(sweep_doc(**{"network.rtt": ["20ms", "60ms"]}))
