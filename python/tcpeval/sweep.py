@@ -246,17 +246,13 @@ def seed_matters(resolved: dict) -> bool:
 
 def copied_points(p: Plan) -> int:
     """Grid points whose repetitions would be identical runs: nothing random in
-    them, and their configs differ only by the seed."""
-    by_point: dict[str, list[dict]] = {}
-    for r in p.runs:
-        by_point.setdefault(json.dumps(r.params, sort_keys=True, default=str), []).append(
-            r.resolved)
-    copies = 0
-    for configs in by_point.values():
-        bare = {json.dumps({k: v for k, v in c.items() if k != "seed"}, sort_keys=True,
-                           default=str) for c in configs}
-        copies += len(configs) > 1 and len(bare) == 1 and not seed_matters(configs[0])
-    return copies
+    them, and their configs differ only by the seed (`plan` lists each point's
+    repetitions together)."""
+    if p.repetitions < 2:
+        return 0
+    points = [p.runs[i:i + p.repetitions] for i in range(0, len(p.runs), p.repetitions)]
+    return sum(len({run_key({**r.resolved, "seed": 0}) for r in runs}) == 1
+               and not seed_matters(runs[0].resolved) for runs in points)
 
 
 def describe(p: Plan) -> str:
