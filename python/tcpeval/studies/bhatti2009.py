@@ -131,9 +131,9 @@ def _grid(rows: pd.DataFrame) -> pd.DataFrame:
     each metric's spread over them (sample std, NaN with fewer than two)."""
     rows = rows.reindex(columns=[*CELL, "rep", *METRICS]).astype({m: float for m in METRICS})
     by_cell = rows.groupby(list(CELL))[list(METRICS)]
-    spread = by_cell.std(ddof=1).where(by_cell.count() > 1)
-    grid = by_cell.mean().join(spread.add_suffix("_rep_std"))
-    grid["reps"] = by_cell.count()["flow2_nru_db"]
+    counts = by_cell.count()
+    grid = by_cell.mean().join(by_cell.std(ddof=1).where(counts > 1).add_suffix("_rep_std"))
+    grid["reps"] = counts["flow2_nru_db"]
     return grid.reset_index()
 
 
