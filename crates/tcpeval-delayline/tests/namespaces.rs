@@ -289,7 +289,10 @@ fn ping(lab: &Lab) -> (u64, u64, f64, f64) {
         .split(" = ")
         .nth(1)
         .unwrap()
-        .trim_end_matches(" ms")
+        // "40.1/40.5/41.0/0.2 ms", or with ", pipe 2" after it when replies overlapped
+        .split(" ms")
+        .next()
+        .unwrap()
         .split('/')
         .map(|x| x.parse().unwrap())
         .collect();
