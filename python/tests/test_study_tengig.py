@@ -102,6 +102,10 @@ def test_agreement_rule():
     assert t.agrees(9.0, 9.48, math.inf) and not t.agrees(8.0, 9.48, math.inf)
     assert t.agrees(1.05, 0.0, 1.0) and not t.agrees(1.2, 0.0, 1.0)
     assert t.agrees(math.nan, 1.0, 1.0) is None
+    # Jain's index by an absolute 0.03: 0.891 is within 10% of 0.96 but not fair alike
+    assert t.agrees(0.93, 0.96, 0.989, "jain") and t.agrees(1.0, 0.989, 0.989, "jain")
+    assert not t.agrees(0.891, 0.96, 0.989, "jain") and t.agrees(0.891, 0.96, 0.989)
+    assert not t.agrees(1.0, 0.96, 0.96, "jain")
 
 
 def test_responsiveness_and_efficiency_statistics():
