@@ -302,8 +302,9 @@ fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> Option<(usize, u64)> {
         iov_base: buf.as_mut_ptr().cast(),
         iov_len: buf.len(),
     };
-    let mut control = [0u64; 16]; // u64s keep the cmsg buffer aligned
-                                  // SAFETY: msghdr is plain data; all-zero is a valid empty header.
+    // u64s keep the control-message buffer aligned.
+    let mut control = [0u64; 16];
+    // SAFETY: msghdr is plain data; all-zero is a valid empty header.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
