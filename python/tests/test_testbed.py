@@ -228,23 +228,41 @@ def test_the_tun_fallback_delays_each_flow(monkeypatch):
     assert sum(f["throughput_mbps"] for f in result.summary["flows"]) > 0.8 * 50 * 1448 / 1514
 
 
+# The rate check below needs this many expected drops: then its 20% tolerance
+# is at least 3.5 binomial standard deviations (sqrt(300) = 17.3 drops; 20% of
+# 300 is 60), so a correct loss module fails it about once in 2,000 runs.
+MIN_EXPECTED_DROPS = 300
+
+
+def run_with_enough_packets(data: dict, p: float, attempts: int = 2):
+    """A valid run that sent enough packets to judge a loss rate p. An idle but
+    throttled VM has sent 18,000 packets in 5 s where 40,000 is usual; such a
+    run is repeated once, then skipped, saying why: too few samples is not a
+    loss-module fault, and widening the tolerance would hide real ones."""
+    for _ in range(attempts):
+        result = run_valid(data)
+        tx = result.raw["links"][0]["tx_packets"]
+        if tx * p >= MIN_EXPECTED_DROPS:
+            return result
+    pytest.skip(f"the host sent only {tx} packets ({tx * p:.0f} expected drops at p = {p}); "
+                f"at least {MIN_EXPECTED_DROPS} expected drops are needed to judge a 20% bound")
+
+
 @needs_testbed
 def test_random_loss_matches_the_configured_rate():
     # 2% loss on an undelayed path stays link-limited: about 40,000 packets in
-    # 5 s, so about 800 expected drops with a standard deviation near 3.5%;
-    # the 20% tolerance is more than 5 standard deviations.
+    # 5 s, so about 800 expected drops with a standard deviation near 3.5%.
     p = 0.02
-    result = run_valid({
+    result = run_with_enough_packets({
         "network": {"bottleneck": "100Mbps", "rtt": "0ms", "buffer": "200pkt", "loss": p},
         "flows": [{"cc": "cubic"}, {"cc": "reno", "start": "1s"}],
         "run": {"duration": "5s", "interval": "0.5s"},
-    })
+    }, p)
     # The late starter has no goodput before its start, and some after it.
     iv = result.flows[result.flows["flow"] == 1]
     assert iv[iv["t_s"] <= 1.0]["delivered_bytes"].sum() == 0
     assert iv[iv["t_s"] > 2.0]["delivered_bytes"].sum() > 0
     link = result.raw["links"][0]
-    assert link["drops_random"] > 400
     measured = link["drops_random"] / link["tx_packets"]
     assert abs(measured - p) <= 0.2 * p, measured
     # The senders see it too: retransmissions per data segment near p.
