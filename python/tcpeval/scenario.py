@@ -106,6 +106,7 @@ class Flow(_Model):
     streams: int = Field(1, ge=1, le=1024)
     start: str | float | list[str | float] = "0s"
     start_jitter: str | float = "0s"
+    send_overhead: str | float = "0s"
     stop: str | float | None = None
     rtt: str | float | None = None
     max_window: str | int | None = None
@@ -122,7 +123,8 @@ class Flow(_Model):
     txqueuelen: int | None = Field(None, ge=1)
     label: str | None = None
 
-    _times = field_validator("stop", "rtt", "delack_timeout", "start_jitter")(_unit(parse_time))
+    _times = field_validator("stop", "rtt", "delack_timeout", "start_jitter",
+                             "send_overhead")(_unit(parse_time))
     _sizes = field_validator("max_window", "bytes")(_unit(parse_size))
 
     @field_validator("start")
@@ -516,10 +518,18 @@ def _engine_flows(sc: Scenario, rtt_s: float) -> tuple[list[dict], list[dict]]:
                     "delack_timeout_ns": _ns(parse_time(f.delack_timeout)),
                     "initial_cwnd": f.initial_cwnd, "direction": f.direction,
                     "path": f.path, "nic_queue_pkts": f.txqueuelen, "group": label,
+                    **_send_overhead(f),
                 })
             logical.append({"id": fid, "label": label, "cc": f.cc, "streams": ids,
                             "entry": k})
     return engine, logical
+
+
+def _send_overhead(f: Flow) -> dict:
+    """The engine key only when set, so that scenarios without it keep their run
+    keys (and stored runs stay found)."""
+    ns = _ns(parse_time(f.send_overhead))
+    return {"send_overhead_ns": ns} if ns else {}
 
 
 def _udp(sc: Scenario, rate_bps: float, rtt_s: float, duration_s: float) -> list[dict]:

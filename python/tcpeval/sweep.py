@@ -234,14 +234,16 @@ def _dask_results(todo: list[RunSpec], address: str):
 
 
 def seed_matters(resolved: dict) -> bool:
-    """Whether the seed changes what the simulator does: random loss, RED's drops
-    or background traffic. (Start jitter is drawn into the start times, so it
-    shows as configs that differ; the kernel testbed varies by itself.)"""
+    """Whether the seed changes what the simulator does: random loss, RED's drops,
+    background traffic or a sender's send overhead. (Start jitter is drawn into
+    the start times, so it shows as configs that differ; the kernel testbed
+    varies by itself.)"""
     net = resolved["network"]
     links = [net, *(net.get("hops") or [])]
     return (resolved["meta"].get("backend", "sim") != "sim"
             or resolved["meta"].get("background") is not None
-            or any(h["loss"] > 0 or h["queue"] == "red" for h in links))
+            or any(h["loss"] > 0 or h["queue"] == "red" for h in links)
+            or any(f.get("send_overhead_ns") for f in resolved["flows"]))
 
 
 def copied_points(p: Plan) -> int:
@@ -263,9 +265,9 @@ def describe(p: Plan) -> str:
         lines.append(f"  {key}: {', '.join(map(str, values))}")
     copies = copied_points(p)
     if copies:
-        lines.append(f"  note: {copies} point(s) have nothing random (no loss, RED or background "
-                     "traffic), so their repetitions are identical runs; give the flows a "
-                     "start_jitter to make them differ")
+        lines.append(f"  note: {copies} point(s) have nothing random (no loss, RED, background "
+                     "traffic or send overhead), so their repetitions are identical runs; give "
+                     "the flows a start_jitter or a send_overhead to make them differ")
     return "\n".join(lines)
 
 

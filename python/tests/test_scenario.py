@@ -40,6 +40,9 @@ def resolved(data, overrides=()):
     ({"flows": [{"direction": "sideways"}]}, "flows[0].direction: unknown direction"),
     ({"flows": [{"start_jitter": "-1s"}]},
      "flows[0].start_jitter: time '-1s' must be non-negative"),
+    ({"flows": [{"send_overhead": "-1us"}]},
+     "flows[0].send_overhead: time '-1us' must be non-negative"),
+    ({"flows": [{"send_overhead": "3 furlongs"}]}, "flows[0].send_overhead: bad time"),
 ])
 def test_bad_input_names_the_field(data, field):
     with pytest.raises(ScenarioError) as e:
@@ -71,6 +74,15 @@ def test_start_jitter_draws_each_start_within_its_window_from_the_seed(start, ji
     assert resolve(load_scenario(doc), seed=seed)["flows"] == r["flows"]
     other = resolve(load_scenario(doc), seed=seed + 1)["flows"]
     assert [f["start_ns"] for f in other] != [f["start_ns"] for f in r["flows"]]
+
+
+def test_send_overhead_reaches_every_stream_and_is_absent_when_zero():
+    r = resolved({"flows": [{"send_overhead": "10us", "streams": 2}, {"cc": "cubic"}]})
+    assert [f.get("send_overhead_ns") for f in r["flows"]] == [10_000, 10_000, None]
+    # Zero adds no key, so scenarios without it keep their run keys.
+    plain = resolved({"flows": [{}]})
+    assert run_key(resolved({"flows": [{"send_overhead": "0s"}]})) == run_key(plain)
+    assert run_key(resolved({"flows": [{"send_overhead": "1us"}]})) != run_key(plain)
 
 
 def test_parallel_streams_expand_and_split_the_transfer():

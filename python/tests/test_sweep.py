@@ -45,6 +45,7 @@ def test_axes_expand_to_the_product_times_repetitions():
     ({"network": {**BASE["network"], "loss": 1e-4}}, 0),        # random loss
     ({"network": {**BASE["network"], "queue": "red"}}, 0),      # RED's random drops
     ({"flows": [{**BASE["flows"][0], "start_jitter": "40ms"}]}, 0),
+    ({"flows": [{**BASE["flows"][0], "send_overhead": "10us"}]}, 0),
 ])
 def test_the_plan_says_when_repetitions_would_be_copies(change, copies):
     p = sw.plan({**sweep_doc(**{"network.rtt": ["20ms", "40ms"]}), **change})

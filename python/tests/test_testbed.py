@@ -48,6 +48,7 @@ def engine(data):
     ({"flows": [{"direction": "reverse"}]}, "flows[0].direction: only forward"),
     ({"flows": [{"cc": "cubic", "params": {"beta": 0.5}}]}, "flows[0].params"),
     ({"flows": [{"count": 9}]}, "at most 8"),
+    ({"flows": [{"cc": "cubic", "send_overhead": "5us"}]}, "flows[0].send_overhead"),
     ({"udp": [{"rate": "10Mbps"}]}, "udp:"),
     ({"background": {"web": [{"load": 0.3}]}, "run": {"duration": "20s"}}, "background:"),
 ])

@@ -74,12 +74,14 @@ fn hop(h: &HopConfig) -> HopSpec {
 
 /// Source and sink hosts of a stream entering at router a and leaving at b: the
 /// source's access delay makes up the rest of the round-trip time.
-fn host_pair(src: NodeKind, dst: NodeKind, [a, b]: [u32; 2], rtt_ns: u64, delays: &[u64], nic: Limit) -> [HostSpec; 2] {
+/// Only the source has a send overhead (the sink's ACKs leave undisturbed, as in
+/// ns-2, where the overhead belongs to the sending agent).
+fn host_pair(src: NodeKind, dst: NodeKind, [a, b]: [u32; 2], rtt_ns: u64, delays: &[u64], nic: Limit, overhead: u64) -> [HostSpec; 2] {
     let (lo, hi) = (a.min(b) as usize, a.max(b) as usize);
     let one_way: u64 = delays[lo..hi].iter().sum();
     [
-        HostSpec { kind: src, router: a, access_delay: rtt_ns / 2 - one_way, nic_limit: nic },
-        HostSpec { kind: dst, router: b, access_delay: 0, nic_limit: UNLIMITED },
+        HostSpec { kind: src, router: a, access_delay: rtt_ns / 2 - one_way, nic_limit: nic, send_overhead: overhead },
+        HostSpec { kind: dst, router: b, access_delay: 0, nic_limit: UNLIMITED, send_overhead: 0 },
     ]
 }
 
@@ -118,11 +120,11 @@ pub fn build(cfg: &Config) -> Result<Built, String> {
     for (i, f) in cfg.flows.iter().enumerate() {
         let nic = f.nic_queue_pkts.map_or(UNLIMITED, Limit::Packets);
         let ends = endpoints(&f.direction, f.path, n_hops);
-        hosts.extend(host_pair(NodeKind::Sender(i as u32), NodeKind::Receiver(i as u32), ends, f.rtt_ns, &delays, nic));
+        hosts.extend(host_pair(NodeKind::Sender(i as u32), NodeKind::Receiver(i as u32), ends, f.rtt_ns, &delays, nic, f.send_overhead_ns));
     }
     for (k, u) in cfg.udp.iter().enumerate() {
         let ends = endpoints(&u.direction, u.path, n_hops);
-        hosts.extend(host_pair(NodeKind::UdpSource(k as u32), NodeKind::UdpSink(k as u32), ends, u.rtt_ns, &delays, UNLIMITED));
+        hosts.extend(host_pair(NodeKind::UdpSource(k as u32), NodeKind::UdpSink(k as u32), ends, u.rtt_ns, &delays, UNLIMITED, 0));
     }
     let hops = hop_cfgs.iter().map(hop).collect();
     let topo = chain(hops, &hosts, cfg.network.access_rate_bps, cfg.seed);

@@ -159,6 +159,11 @@ pub struct FlowConfig {
     /// Sender interface queue limit in packets (Linux txqueuelen); none = unlimited.
     #[serde(default)]
     pub nic_queue_pkts: Option<u64>,
+    /// Random extra time, uniform in [0, this), the sending host spends on each
+    /// packet (ns-2's TCP `overhead_`): breaks the phase locking of deterministic
+    /// DropTail runs. 0 (the default) draws nothing.
+    #[serde(default)]
+    pub send_overhead_ns: u64,
     /// A label echoed in the results (e.g. "web", "background", or the parent
     /// flow of parallel streams).
     #[serde(default)]

@@ -38,6 +38,12 @@ pub struct Link {
     pub queue: Queue,
     /// Random drop probability for data packets entering this link.
     pub loss: f64,
+    /// Upper end of a random extra time, uniform in [0, send_overhead), that the
+    /// serialiser spends on each packet: a sending host's processing jitter, as
+    /// ns-2's TCP `overhead_` (tcp.cc, the delayed-send timer "to avoid phase
+    /// effects"; Floyd and Jacobson, "On Traffic Phase Effects in Packet-Switched
+    /// Gateways", 1992). It keeps packets in order. Zero draws nothing.
+    pub send_overhead: Time,
     rng: Rng,
     /// The serialiser is busy until this time, kept in picoseconds so that rates
     /// that do not divide a packet into whole nanoseconds do not drift.
@@ -56,6 +62,7 @@ impl Link {
             to,
             queue,
             loss: 0.0,
+            send_overhead: 0,
             rng,
             busy_until_ps: 0,
             tx_done_pending: false,
@@ -71,7 +78,7 @@ impl Link {
     /// Start serialising `p` now (the serialiser must be free) and put it on the pipe.
     fn transmit(&mut self, p: Packet, now: Time, wake: &mut LinkWake) {
         let start_ps = self.busy_until_ps.max(now as u128 * 1000);
-        self.busy_until_ps = start_ps + tx_time_ps(p.wire_bytes, self.rate_bps) as u128;
+        self.busy_until_ps = start_ps + tx_time_ps(p.wire_bytes, self.rate_bps) as u128 + self.overhead_ps();
         self.counters.tx_bytes += p.wire_bytes as u64;
         self.counters.tx_packets += 1;
         if p.kind != Kind::Ack {
@@ -82,6 +89,14 @@ impl Link {
             wake.arrive_at = Some(arrive);
         }
         self.pipe.push_back((arrive, p));
+    }
+
+    /// This packet's share of the host's send overhead, in picoseconds.
+    fn overhead_ps(&mut self) -> u128 {
+        if self.send_overhead == 0 {
+            return 0;
+        }
+        (self.rng.uniform() * self.send_overhead as f64 * 1000.0) as u128
     }
 
     /// A packet offered to the link by the node at its near end.
@@ -170,5 +185,78 @@ impl Link {
     /// Drops of any cause.
     pub fn drops(&self) -> u64 {
         self.queue.stats.drops + self.counters.drops_random
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::queue::Limit;
+    use proptest::prelude::{any, prop_assert, prop_assert_eq, proptest};
+
+    const RATE: f64 = 1e9; // 1500 bytes take 12 us
+    const TX_NS: Time = 12_000;
+
+    fn link(overhead: Time, seed: u64) -> Link {
+        let mut l = Link::new("access-up", RATE, 1_000, 1, Queue::drop_tail(Limit::Packets(1 << 20)), Rng::new(seed, 7));
+        l.send_overhead = overhead;
+        l
+    }
+
+    /// Offer `n` back-to-back packets at time 0 and drain the link; the arrival
+    /// times at the far end, in the order packets arrive.
+    fn arrivals(l: &mut Link, n: u64) -> Vec<(Time, u64)> {
+        let mut done = None;
+        for seq in 0..n {
+            let wake = l.offer(Packet::data(0, 1, seq, 1448, 1500, 0), 0);
+            done = done.or(wake.tx_done_at);
+        }
+        while let Some(t) = done {
+            done = l.on_tx_done(t).tx_done_at;
+        }
+        l.pipe.iter().map(|(t, p)| (*t, p.seq)).collect()
+    }
+
+    #[test]
+    fn no_overhead_sends_at_the_line_rate() {
+        let got = arrivals(&mut link(0, 1), 5);
+        let want: Vec<(Time, u64)> = (0..5).map(|k| ((k + 1) * TX_NS + 1_000, k)).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn overhead_adds_half_its_range_per_packet_on_average() {
+        let overhead = 10_000;
+        let n = 20_000;
+        let got = arrivals(&mut link(overhead, 3), n);
+        let gaps: Vec<f64> = got.windows(2).map(|w| (w[1].0 - w[0].0) as f64).collect();
+        let mean_extra = gaps.iter().sum::<f64>() / gaps.len() as f64 - TX_NS as f64;
+        // Uniform on [0, 10 us): mean 5 us, standard error 2.9 us / sqrt(20,000) = 20 ns.
+        assert!((mean_extra - 5_000.0).abs() < 100.0, "{mean_extra}");
+        let (lo, hi) = gaps.iter().fold((f64::MAX, 0.0_f64), |(a, b), &g| (a.min(g), b.max(g)));
+        assert!(lo >= TX_NS as f64 && hi <= (TX_NS + overhead) as f64 + 1.0, "{lo} {hi}");
+        assert!(hi - lo > 0.9 * overhead as f64, "the draws should span the range: {lo} {hi}");
+    }
+
+    #[test]
+    fn overhead_is_reproducible_from_the_seed() {
+        let a = arrivals(&mut link(5_000, 11), 100);
+        assert_eq!(a, arrivals(&mut link(5_000, 11), 100));
+        assert_ne!(a, arrivals(&mut link(5_000, 12), 100));
+    }
+
+    proptest! {
+        /// Whatever the overhead, packets leave in order, never earlier than the
+        /// line rate allows and never later than the rate plus the overhead.
+        #[test]
+        fn overhead_keeps_order_and_bounds(overhead in 0u64..100_000, seed in any::<u64>(), n in 1u64..200) {
+            let got = arrivals(&mut link(overhead, seed), n);
+            prop_assert_eq!(got.len() as u64, n);
+            for (k, w) in got.windows(2).enumerate() {
+                prop_assert_eq!(w[0].1 + 1, w[1].1, "reordered at {}", k);
+                let gap = w[1].0 - w[0].0;
+                prop_assert!(gap + 1 >= TX_NS && gap <= TX_NS + overhead + 1, "gap {}", gap);
+            }
+        }
     }
 }

@@ -38,13 +38,14 @@ pub struct HopSpec {
     pub loss: f64,
 }
 
-/// A host: which router it attaches to, its access delay (each direction) and the
-/// limit of its interface queue.
+/// A host: which router it attaches to, its access delay (each direction), the
+/// limit of its interface queue and its random per-packet send overhead.
 pub struct HostSpec {
     pub kind: NodeKind,
     pub router: u32,
     pub access_delay: Time,
     pub nic_limit: Limit,
+    pub send_overhead: Time,
 }
 
 pub struct Topology {
@@ -116,7 +117,9 @@ pub fn chain(hops: Vec<HopSpec>, hosts: &[HostSpec], access_rate_bps: f64, seed:
         let up = links.len() as u32;
         let rng = |k: u32| Rng::new(seed, (up + k) as u64);
         let nic = Queue::drop_tail(h.nic_limit);
-        links.push(Link::new("access-up", access_rate_bps, h.access_delay, h.router, nic, rng(0)));
+        let mut up_link = Link::new("access-up", access_rate_bps, h.access_delay, h.router, nic, rng(0));
+        up_link.send_overhead = h.send_overhead;
+        links.push(up_link);
         let down_q = Queue::drop_tail(Limit::Packets(ROUTER_ACCESS_PKTS));
         links.push(Link::new("access-down", access_rate_bps, h.access_delay, node, down_q, rng(1)));
         nodes.push(Node { kind: h.kind, out: up, attach: h.router, down: up + 1 });
@@ -135,7 +138,7 @@ mod tests {
     }
 
     fn host(kind: NodeKind, router: u32, d: Time) -> HostSpec {
-        HostSpec { kind, router, access_delay: d, nic_limit: Limit::Packets(1000) }
+        HostSpec { kind, router, access_delay: d, nic_limit: Limit::Packets(1000), send_overhead: 0 }
     }
 
     /// Follow next_link from `src` until `dst`; returns the link ids crossed.
