@@ -7,13 +7,14 @@
 //! 20 ms each way through NFQUEUE, then through the TUN fallback. Checked:
 //! ping RTT never below 40 ms and UDP one-way delay (a send stamp in the
 //! payload, the kernel's receive stamp, one wall clock) never below 20 ms; the
-//! exit JSON counts exactly the packets sent; the lateness the delay line
-//! reports accounts for the UDP delay beyond 20 ms (within 2 ms); and, when the
-//! delay line kept its timing (mean lateness under 1% of the 40 ms RTT, the
-//! testbed's own gate), ping RTT within 2 ms of 40 ms and UDP delay within
-//! 2 ms of 20 ms. When it did not, the machine is too busy to judge accuracy
-//! (a throttled VM, or CI sharing the cores): the test says so and skips only
-//! those two checks.
+//! exit JSON counts exactly the packets sent; the UDP delay beyond 20 ms is at
+//! least the lateness the delay line reports (less 2 ms); and, when the delay
+//! line kept its timing (mean lateness in each direction under 1% of the
+//! 40 ms RTT, the testbed's own gate), the reported lateness accounts for that delay within
+//! 2 ms, ping RTT is within 2 ms of 40 ms and UDP delay within 2 ms of 20 ms.
+//! When it did not, the machine is too busy to judge accuracy (a throttled VM,
+//! or CI sharing the cores; the kernel's forwarding is late too, unseen by the
+//! delay line): the test says so and skips only those three checks.
 //! Needs root, `ip`, `ping` (and `iptables` for NFQUEUE); otherwise each test
 //! prints why and passes without running. Namespaces are deleted on every exit
 //! path (Drop), processes killed first.
@@ -458,20 +459,34 @@ fn check_report(json: &str, forward: &str, back: &str, m: &Measured) {
     }
     let one_way = ONE_WAY_US as f64 / 1e3;
     let udp_mean = mean(&m.udp_ms);
+    let beyond_ms = udp_mean - one_way;
     let reported_late_ms = field(f, "late_mean_us") / 1e3;
+    // A packet cannot arrive before the delay line released it, so the UDP
+    // delay beyond 20 ms covers the reported lateness on any machine.
     assert!(
-        (udp_mean - one_way - reported_late_ms).abs() < TOLERANCE_MS,
-        "UDP mean one-way {udp_mean} ms is not the {one_way} ms delay plus the \
-         {reported_late_ms} ms lateness the delay line reports: {json}"
+        beyond_ms > reported_late_ms - TOLERANCE_MS,
+        "UDP mean one-way {udp_mean} ms is less than the {one_way} ms delay plus \
+         the {reported_late_ms} ms lateness the delay line reports: {json}"
     );
-    let late = field(&json[json.rfind(']').unwrap()..], "late_mean_us");
+    // Each direction on its own: the 20 pings are all of the return queue
+    // but a 1% sliver of the forward one, so the pooled mean hides their
+    // lateness (a loaded run failed the ping check at a pooled mean < 400 us).
+    let late = field(f, "late_mean_us").max(field(b, "late_mean_us"));
     if late >= CALM_LATE_MEAN_US {
+        // On a busy host the kernel's own forwarding (softirq on the router
+        // and the receiver) is late too, beyond what the delay line can see:
+        // CI measured 3.3 ms more than the 7.2 ms reported.
         eprintln!(
             "accuracy not judged: the delay line ran {late:.0} us late on average \
-             (calm below {CALM_LATE_MEAN_US:.0} us); this machine is too busy now"
+             in one direction (calm below {CALM_LATE_MEAN_US:.0} us); this machine is too busy now"
         );
         return;
     }
+    assert!(
+        (beyond_ms - reported_late_ms).abs() < TOLERANCE_MS,
+        "UDP mean one-way {udp_mean} ms is not the {one_way} ms delay plus the \
+         {reported_late_ms} ms lateness the delay line reports: {json}"
+    );
     let target = 2.0 * one_way;
     assert!(
         (m.avg_rtt_ms - target).abs() < TOLERANCE_MS,
