@@ -16,8 +16,8 @@ pub fn as_secs_f64(t: Time) -> f64 {
     t as f64 / SEC as f64
 }
 
-/// Time to serialise `bytes` at `rate_bps`, in picoseconds (rounded to nearest).
-/// Links accumulate picoseconds so that back-to-back packets do not drift.
+/// Time to serialise `bytes` at `rate_bps`, in picoseconds (rounded to nearest);
+/// a link adds any send overhead before rounding up to whole nanoseconds.
 pub fn tx_time_ps(bytes: u32, rate_bps: f64) -> u64 {
     (bytes as f64 * 8.0 * 1e12 / rate_bps).round() as u64
 }

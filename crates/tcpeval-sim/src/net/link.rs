@@ -45,9 +45,14 @@ pub struct Link {
     /// Gateways", 1992). It keeps packets in order. Zero draws nothing.
     pub send_overhead: Time,
     rng: Rng,
-    /// The serialiser is busy until this time, kept in picoseconds so that rates
-    /// that do not divide a packet into whole nanoseconds do not drift.
-    busy_until_ps: u128,
+    /// The serialiser is busy until this time. A packet holds it for its exact
+    /// serialisation time rounded up to a whole nanosecond, since the next one
+    /// starts at the completion event (docs/model.md, "Links").
+    busy_until: Time,
+    /// The last packet size and rate serialised and its time in picoseconds:
+    /// nearly every packet repeats them, which saves a float division and
+    /// rounding per packet.
+    last_tx: (u32, f64, u64),
     tx_done_pending: bool,
     pipe: VecDeque<(Time, Packet)>,
     pub counters: LinkCounters,
@@ -64,27 +69,31 @@ impl Link {
             loss: 0.0,
             send_overhead: 0,
             rng,
-            busy_until_ps: 0,
+            busy_until: 0,
+            last_tx: (0, 0.0, 0),
             tx_done_pending: false,
             pipe: VecDeque::new(),
             counters: LinkCounters::default(),
         }
     }
 
-    fn busy_until(&self) -> Time {
-        self.busy_until_ps.div_ceil(1000) as Time
+    fn tx_ps(&mut self, bytes: u32) -> u64 {
+        if (self.last_tx.0, self.last_tx.1) != (bytes, self.rate_bps) {
+            self.last_tx = (bytes, self.rate_bps, tx_time_ps(bytes, self.rate_bps));
+        }
+        self.last_tx.2
     }
 
     /// Start serialising `p` now (the serialiser must be free) and put it on the pipe.
     fn transmit(&mut self, p: Packet, now: Time, wake: &mut LinkWake) {
-        let start_ps = self.busy_until_ps.max(now as u128 * 1000);
-        self.busy_until_ps = start_ps + tx_time_ps(p.wire_bytes, self.rate_bps) as u128 + self.overhead_ps();
+        let ps = self.tx_ps(p.wire_bytes) + self.overhead_ps();
+        self.busy_until = self.busy_until.max(now) + ps.div_ceil(1000);
         self.counters.tx_bytes += p.wire_bytes as u64;
         self.counters.tx_packets += 1;
         if p.kind != Kind::Ack {
             self.counters.tx_data_packets += 1;
         }
-        let arrive = self.busy_until() + self.delay;
+        let arrive = self.busy_until + self.delay;
         if self.pipe.is_empty() {
             wake.arrive_at = Some(arrive);
         }
@@ -92,11 +101,11 @@ impl Link {
     }
 
     /// This packet's share of the host's send overhead, in picoseconds.
-    fn overhead_ps(&mut self) -> u128 {
+    fn overhead_ps(&mut self) -> u64 {
         if self.send_overhead == 0 {
             return 0;
         }
-        (self.rng.uniform() * self.send_overhead as f64 * 1000.0) as u128
+        (self.rng.uniform() * self.send_overhead as f64 * 1000.0) as u64
     }
 
     /// A packet offered to the link by the node at its near end.
@@ -109,7 +118,7 @@ impl Link {
             self.counters.data_drop_bytes += p.payload as u64;
             return wake;
         }
-        if !self.tx_done_pending && self.busy_until() <= now && self.queue.is_empty() {
+        if !self.tx_done_pending && self.busy_until <= now && self.queue.is_empty() {
             if self.queue.admit(now, &mut self.rng) {
                 self.transmit(p, now, &mut wake);
             } else if p.kind == Kind::Data {
@@ -123,7 +132,7 @@ impl Link {
             }
         } else if !self.tx_done_pending {
             self.tx_done_pending = true;
-            wake.tx_done_at = Some(self.busy_until());
+            wake.tx_done_at = Some(self.busy_until);
         }
         wake
     }
@@ -136,7 +145,7 @@ impl Link {
             self.transmit(p, now, &mut wake);
             if !self.queue.is_empty() {
                 self.tx_done_pending = true;
-                wake.tx_done_at = Some(self.busy_until());
+                wake.tx_done_at = Some(self.busy_until);
             }
         }
         wake
@@ -167,7 +176,7 @@ impl Link {
     /// slots, plus one if the serialiser is idle (a host's interface queue applies
     /// back-pressure to its sender).
     pub fn room(&self, now: Time) -> u64 {
-        let idle = !self.tx_done_pending && self.busy_until() <= now && self.queue.is_empty();
+        let idle = !self.tx_done_pending && self.busy_until <= now && self.queue.is_empty();
         self.queue.free_packets() + idle as u64
     }
 
@@ -206,9 +215,14 @@ mod tests {
     /// Offer `n` back-to-back packets at time 0 and drain the link; the arrival
     /// times at the far end, in the order packets arrive.
     fn arrivals(l: &mut Link, n: u64) -> Vec<(Time, u64)> {
+        arrivals_of_sizes(l, &vec![1500; n as usize])
+    }
+
+    /// As `arrivals`, for packets of the given wire sizes.
+    fn arrivals_of_sizes(l: &mut Link, sizes: &[u32]) -> Vec<(Time, u64)> {
         let mut done = None;
-        for seq in 0..n {
-            let wake = l.offer(Packet::data(0, 1, seq, 1448, 1500, 0), 0);
+        for (seq, &wire) in sizes.iter().enumerate() {
+            let wake = l.offer(Packet::data(0, 1, seq as u64, wire - 52, wire, 0), 0);
             done = done.or(wake.tx_done_at);
         }
         while let Some(t) = done {
@@ -246,6 +260,20 @@ mod tests {
     }
 
     proptest! {
+        /// At any rate, also one that does not divide a packet into whole
+        /// nanoseconds, and with mixed sizes, back-to-back packets leave one
+        /// serialisation time apart, each rounded up to a whole nanosecond.
+        #[test]
+        fn back_to_back_packets_do_not_drift(rate in 1e6f64..1e11, sizes in proptest::collection::vec(60u32..9000, 1..300)) {
+            let mut l = Link::new("x", rate, 1_000, 1, Queue::drop_tail(Limit::Packets(1 << 20)), Rng::new(1, 7));
+            let got = arrivals_of_sizes(&mut l, &sizes);
+            let mut total_ns = 0;
+            for (k, &wire) in sizes.iter().enumerate() {
+                total_ns += tx_time_ps(wire, rate).div_ceil(1000);
+                prop_assert_eq!(got[k], (total_ns + 1_000, k as u64));
+            }
+        }
+
         /// Whatever the overhead, packets leave in order, never earlier than the
         /// line rate allows and never later than the rate plus the overhead.
         #[test]
