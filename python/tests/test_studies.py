@@ -1,5 +1,6 @@
 """Studies (issue 8): every smoke profile runs and produces its tables and figures."""
 
+import re
 import subprocess
 import sys
 
@@ -8,6 +9,12 @@ import pytest
 
 from tcpeval.studies import STUDIES
 from tcpeval.studies.runner import report_study, run_study
+
+
+def svg_text(path) -> str:
+    """An SVG's text as one line: a long stamp wraps into several <text>
+    elements."""
+    return " ".join(" ".join(re.findall(r">([^<]+)<", path.read_text())).split())
 
 
 @pytest.mark.parametrize("name", sorted(STUDIES))
@@ -28,10 +35,29 @@ def test_smoke_profile_produces_every_table_and_figure(smoke_store, name):
     svgs = sorted(rep_dir.glob("*.svg"))
     assert [p.stem for p in svgs] == [p.stem for p in pngs]
     assert all(f"study {name}, profile smoke" in p.read_text() for p in svgs)
+    assert all(f"all {stats['total']} runs finished" in svg_text(p) for p in svgs)
     assert page.count("data:image/png;base64,") == len(pngs)
     # Re-running skips every finished cell.
     again = run_study(name, "smoke", store, workers=1)
     assert again["skipped"] == again["total"]
+
+
+def test_a_partly_run_store_says_so_on_every_figure(smoke_store, tmp_path):
+    """A figure copied out of a store with missing runs must not pass for the
+    whole design: the stamp says how many runs it shows."""
+    import json
+    import shutil
+
+    store, stats = smoke_store("tengig")
+    part = tmp_path / "store"
+    shutil.copytree(store, part, ignore=shutil.ignore_patterns("report"))
+    cells = json.loads((part / "study.json").read_text())["cells"]
+    (part / "runs" / cells["single-reno-0.2-0-0"] / "summary.json").unlink()
+    page = report_study("tengig", part).read_text()
+    claim = f"only {stats['total'] - 1} of {stats['total']} runs finished"
+    assert claim in page
+    svgs = sorted((part / "report").glob("*.svg"))
+    assert svgs and all(claim in svg_text(p) for p in svgs)
 
 
 def test_dalton_tables_hold_every_published_cell(tmp_path):

@@ -62,6 +62,16 @@ def run_note(study, profile: str) -> str:
     return note(profile) if note else "one repetition per cell, seed 1"
 
 
+def completeness(finished: int, planned: int) -> str:
+    """How much of the plan a report shows; it goes on every figure, so a
+    figure copied out of a partly run store does not pass for the whole
+    design."""
+    if finished == planned:
+        return f"; all {planned} runs finished"
+    return (f"; only {finished} of {planned} runs finished: a point averages the "
+            "repetitions that finished, cells without any are left out")
+
+
 def stamp(fig, text: str) -> None:
     """Write what was run under the figure, so a PNG or SVG copied out of the
     report still says it."""
@@ -91,10 +101,12 @@ def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = 
     rep = study.report(results, meta["profile"], flows_of)
     out = Path(out_dir) if out_dir else store.root / "report"
     out.mkdir(parents=True, exist_ok=True)
-    what = run_note(study, meta["profile"])
+    # Cells that share a scenario share one run.
+    runs = {meta["cells"][c] for c in results}, set(meta["cells"].values())
+    what = run_note(study, meta["profile"]) + completeness(len(runs[0]), len(runs[1]))
     parts = [f"<h1>{html.escape(study.TITLE)}</h1>",
-             f"<p>Source: {study.SOURCE}. Profile <b>{meta['profile']}</b>; {html.escape(what)}; "
-             f"{len(results)} of {len(meta['cells'])} cells finished.</p>"]
+             f"<p>Source: {study.SOURCE}. Profile <b>{meta['profile']}</b>; "
+             f"{html.escape(what)}.</p>"]
     parts += [f"<p>{html.escape(n)}</p>" for n in rep.get("notes", [])]
     for tname, df in rep["tables"].items():
         df.to_csv(out / f"{tname}.csv", index=False)
