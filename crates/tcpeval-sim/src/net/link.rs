@@ -264,7 +264,7 @@ mod tests {
         /// nanoseconds, and with mixed sizes, back-to-back packets leave one
         /// serialisation time apart, each rounded up to a whole nanosecond.
         #[test]
-        fn back_to_back_packets_do_not_drift(rate in 1e6f64..1e11, sizes in proptest::collection::vec(60u32..9000, 1..300)) {
+        fn back_to_back_packets_take_their_time_rounded_up(rate in 1e6f64..1e11, sizes in proptest::collection::vec(60u32..9000, 1..300)) {
             let mut l = Link::new("x", rate, 1_000, 1, Queue::drop_tail(Limit::Packets(1 << 20)), Rng::new(1, 7));
             let got = arrivals_of_sizes(&mut l, &sizes);
             let mut total_ns = 0;
