@@ -10,8 +10,9 @@
 //! exit JSON counts exactly the packets sent; the UDP delay beyond 20 ms is at
 //! least the lateness the delay line reports (less 2 ms); and, when the delay
 //! line kept its timing (mean lateness in each direction under 1% of the
-//! 40 ms RTT, the testbed's own gate), the reported lateness accounts for that delay within
-//! 2 ms, ping RTT is within 2 ms of 40 ms and UDP delay within 2 ms of 20 ms.
+//! 40 ms RTT, the testbed's own gate), the reported lateness accounts for
+//! that delay within 2 ms, ping RTT is within 2 ms of 40 ms and UDP delay
+//! within 2 ms of 20 ms.
 //! When it did not, the machine is too busy to judge accuracy (a throttled VM,
 //! or CI sharing the cores; the kernel's forwarding is late too, unseen by the
 //! delay line): the test says so and skips only those three checks.
@@ -478,7 +479,8 @@ fn check_report(json: &str, forward: &str, back: &str, m: &Measured) {
         // CI measured 3.3 ms more than the 7.2 ms reported.
         eprintln!(
             "accuracy not judged: the delay line ran {late:.0} us late on average \
-             in one direction (calm below {CALM_LATE_MEAN_US:.0} us); this machine is too busy now"
+             in one direction (calm below {CALM_LATE_MEAN_US:.0} us); this machine \
+             is too busy now"
         );
         return;
     }

@@ -67,8 +67,8 @@ def completeness(finished: int, planned: int) -> str:
     figure copied out of a partly run store does not pass for the whole
     design."""
     if finished == planned:
-        return f"; all {planned} runs finished"
-    return (f"; only {finished} of {planned} runs finished: a point averages the "
+        return f"all {planned} runs finished"
+    return (f"only {finished} of {planned} runs finished: a point averages the "
             "repetitions that finished, cells without any are left out")
 
 
@@ -102,8 +102,9 @@ def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = 
     out = Path(out_dir) if out_dir else store.root / "report"
     out.mkdir(parents=True, exist_ok=True)
     # Cells that share a scenario share one run.
-    runs = {meta["cells"][c] for c in results}, set(meta["cells"].values())
-    what = run_note(study, meta["profile"]) + completeness(len(runs[0]), len(runs[1]))
+    finished = {meta["cells"][c] for c in results}
+    planned = set(meta["cells"].values())
+    what = f"{run_note(study, meta['profile'])}; {completeness(len(finished), len(planned))}"
     parts = [f"<h1>{html.escape(study.TITLE)}</h1>",
              f"<p>Source: {study.SOURCE}. Profile <b>{meta['profile']}</b>; "
              f"{html.escape(what)}.</p>"]
