@@ -47,10 +47,10 @@ impl<E> Ord for Entry<E> {
 /// Two tiers: `near` holds the earliest pending events in a vector sorted latest
 /// first, so the next event is popped from its end without any sifting; `far`,
 /// a binary heap, holds the rest, all later than every event in `near`. With the
-/// handful of events a dumbbell keeps pending, `far` stays empty and a pop costs
-/// no comparisons at all; the heap alone spent a third of a 10 Gbit/s run in
-/// its data-dependent sift branches (docs/performance.md). Runs with thousands
-/// of pending timers (web-like traffic) spill into `far` and pay the heap's cost.
+/// handful of events a dumbbell keeps pending, `far` stays empty and a pop is a
+/// `Vec::pop`; a binary heap alone spent a third of a 10 Gbit/s run in its
+/// data-dependent sift branches (docs/performance.md). Runs with thousands of
+/// pending timers (web-like traffic) spill into `far` and pay the heap's cost.
 pub struct Scheduler<E> {
     near: Vec<Entry<E>>,
     far: BinaryHeap<Entry<E>>,

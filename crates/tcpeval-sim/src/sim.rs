@@ -113,7 +113,7 @@ pub struct Simulation {
     last_report: Time,
     /// Flows in the order they start (time, then index). Only the next start is
     /// in the scheduler: a run with 10^5 web transfers would otherwise carry all
-    /// their start events in the heap from time 0 and pay for its depth on every
+    /// their start events in the scheduler from time 0 and pay for its depth on every
     /// event.
     start_order: Vec<u32>,
     next_start: usize,

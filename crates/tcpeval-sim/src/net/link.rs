@@ -1,7 +1,7 @@
 //! A unidirectional link: an output queue, a serialiser at a fixed rate, and a
 //! propagation pipe. Packets on the pipe keep their order (fixed delay), so the link
 //! needs at most one pending event for departures and one for arrivals, whatever
-//! the number of packets in flight: the event heap stays as small as the topology.
+//! the number of packets in flight: the scheduler stays as small as the topology.
 
 use super::packet::{Kind, Packet};
 use super::queue::Queue;
