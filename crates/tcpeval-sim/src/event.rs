@@ -185,12 +185,14 @@ mod tests {
             }
         }
 
-        /// Any interleaving of schedules and pops, with up to hundreds of events
-        /// pending (so both tiers are used), pops exactly what a sorted reference
-        /// list of (time, insertion) pops, and clamps past times to now.
+        /// Any interleaving of schedules and pops pops exactly what a sorted
+        /// reference list of (time, insertion) pops, and clamps past times to
+        /// now. One pop per schedule on average lets the pending count wander
+        /// past the front tier's 32, so spills and refills are exercised (a
+        /// refill that skips its reversal fails here).
         #[test]
         fn interleaved_schedules_and_pops_match_a_sorted_reference(
-            ops in proptest::collection::vec((0u64..1_000, 0usize..4), 1..1_500)
+            ops in proptest::collection::vec((0u64..1_000, 0usize..3), 1..1_500)
         ) {
             let mut s = Scheduler::new();
             let mut reference: Vec<(u64, usize)> = Vec::new();
