@@ -81,10 +81,11 @@ def test_every_published_number_has_a_cell_in_the_full_design():
 
 def _synthetic_tables():
     rows = [{"variant": v, "rtt_ms": r, "drop_rate": p, "mean_gbps": 1.0, "min_gbps": 1.0,
-             "q25_gbps": 1.0, "q50_gbps": 1.0, "q75_gbps": 1.0, "max_gbps": 1.0}
+             "q25_gbps": 1.0, "q50_gbps": 1.0, "q75_gbps": 1.0, "max_gbps": 1.0,
+             "runs": 5 if v == "cubic" else 4}
             for v in t.VARIANTS for r in t.RTTS_MS for p in t.DROP_RATES]
     pairs = pd.DataFrame([{"variant": v, "rtt_ms": r, "jain": 1.0, "max_diff_gbps": 0.0,
-                           "total_gbps": 9.4} for v in t.VARIANTS for r in t.RTTS_MS])
+                           "total_gbps": 9.4, "runs": 3} for v in t.VARIANTS for r in t.RTTS_MS])
     df = pd.DataFrame(rows)
     return {"responsiveness": df, "efficiency": df, "fairness": pairs}
 
@@ -94,6 +95,10 @@ def test_published_table_fills_every_row_from_full_tables():
     assert len(pub) == len(t.PUBLISHED) and pub["ours"].notna().all()
     ratio = pub[pub["table"] == "ratio"]
     assert (ratio["ours"] == 1.0).all()
+    # each number says how many runs back it; a ratio the fewer of its two variants'
+    assert (ratio["runs"] == 4).all() and (pub.loc[pub["table"] == "fairness", "runs"] == 3).all()
+    cubic = pub[(pub["variant"] == "cubic") & (pub["table"] == "responsiveness")]
+    assert len(cubic) and (cubic["runs"] == 5).all()
     assert set(pub["paper"]) >= {">= 9.48", "8.3", "<= 1", "9.29-9.42"}
 
 
@@ -115,10 +120,11 @@ def test_responsiveness_and_efficiency_statistics():
     assert (r["mean_gbps"], r["runs"]) == (5.0, 2)
     assert r["std_gbps"] == pytest.approx(math.sqrt(2))
     samples = pd.DataFrame({"variant": "reno", "rtt_ms": 0.2, "drop_rate": 0.0,
-                            "gbps": [5.0, 1.0, 4.0, 2.0, 3.0]})
+                            "gbps": [5.0, 1.0, 4.0, 2.0, 3.0], "rep": [0, 0, 1, 1, 1]})
     e = t.efficiency(samples).iloc[0]
     assert [e[c] for c in ("min_gbps", "q25_gbps", "q50_gbps", "q75_gbps", "max_gbps")] == \
         [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert (e["samples"], e["runs"]) == (5, 2)
 
 
 def test_pair_row():
@@ -128,6 +134,19 @@ def test_pair_row():
     # Jain: (6 + 2)^2 / (2 (36 + 4)) = 0.8
     assert row["jain"] == pytest.approx(0.8)
     assert (row["max_diff_gbps"], row["total_gbps"]) == (4.0, 8.0)
+
+
+def test_pairs_table_averages_the_finished_repetitions_and_counts_them():
+    def summary(x1, x2):
+        return {"flows": [{"throughput_mbps": x1}, {"throughput_mbps": x2}],
+                "bottleneck": {"utilization": 0.9}}
+    results = {t.cell_name("fair", ("bic", 12.2, 0)): summary(6000.0, 2000.0),
+               t.cell_name("fair", ("bic", 12.2, 3)): summary(4000.0, 4000.0),
+               t.cell_name("fair", ("reno", 0.2, 1)): summary(4000.0, 4000.0)}
+    df = t._pairs_table("fair", results, "full").set_index(["variant", "rtt_ms"])
+    assert df.loc[("bic", 12.2), "jain"] == pytest.approx(0.9)   # (0.8 + 1.0) / 2
+    assert df.loc[("bic", 12.2), "runs"] == 2 and df.loc[("reno", 0.2), "runs"] == 1
+    assert len(df) == 2
 
 
 def test_convergence_of_a_constant_flow():

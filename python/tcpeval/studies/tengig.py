@@ -239,9 +239,10 @@ def _single_rows(results, flows_of, profile):
         means.append({"variant": v, "rtt_ms": rtt, "drop_rate": drop, "rep": rep,
                       "gbps": _gbps(results[name], 0)})
         x = _series(flows_of(name), 0)["throughput_mbps"].to_numpy() / 1e3
-        samples += [{"variant": v, "rtt_ms": rtt, "drop_rate": drop, "gbps": g} for g in x]
-    cols = ["variant", "rtt_ms", "drop_rate", "gbps"]
-    return (pd.DataFrame(means, columns=[*cols, "rep"]).astype({"gbps": float}),
+        samples += [{"variant": v, "rtt_ms": rtt, "drop_rate": drop, "gbps": g, "rep": rep}
+                    for g in x]
+    cols = ["variant", "rtt_ms", "drop_rate", "gbps", "rep"]
+    return (pd.DataFrame(means, columns=cols).astype({"gbps": float}),
             pd.DataFrame(samples, columns=cols).astype({"gbps": float}))
 
 
@@ -253,11 +254,14 @@ def responsiveness(means: pd.DataFrame) -> pd.DataFrame:
 
 
 def efficiency(samples: pd.DataFrame) -> pd.DataFrame:
-    """Quartiles, minimum and maximum of the pooled interval samples (box plots)."""
-    g = samples.groupby(["variant", "rtt_ms", "drop_rate"], sort=False)["gbps"]
+    """Quartiles, minimum and maximum of the pooled interval samples (box plots),
+    and how many runs (repetitions) the samples come from."""
+    by = samples.groupby(["variant", "rtt_ms", "drop_rate"], sort=False)
+    g = by["gbps"]
     return pd.DataFrame({"min_gbps": g.min(), "q25_gbps": g.quantile(0.25),
                          "q50_gbps": g.quantile(0.5), "q75_gbps": g.quantile(0.75),
-                         "max_gbps": g.max(), "samples": g.count()}).reset_index()
+                         "max_gbps": g.max(), "samples": g.count(),
+                         "runs": by["rep"].nunique()}).reset_index()
 
 
 def pair_row(summary: dict) -> dict:
@@ -278,7 +282,8 @@ def _pairs_table(kind: str, results, profile) -> pd.DataFrame:
               "link_utilization"]
     df = pd.DataFrame(rows, columns=["variant", "rtt_ms", *values]).astype(
         {c: float for c in values})
-    df = df.groupby(["variant", "rtt_ms"], sort=False).mean().reset_index()
+    g = df.groupby(["variant", "rtt_ms"], sort=False)
+    df = g.mean().assign(runs=g.size()).reset_index()
     if kind == "compat":
         df["variant_share"] = df["flow1_gbps"] / df["total_gbps"]
     return df
@@ -304,16 +309,18 @@ def _convergence_table(results, flows_of, profile) -> pd.DataFrame:
                          "converged": g["tc_s"].count(), "runs": g.size()}).reset_index()
 
 
-def _ours(tables: dict, table: str, variant: str, rtt: float, drop, metric: str) -> float:
+def _ours(tables: dict, table: str, variant: str, rtt: float, drop, column: str) -> float:
+    """A published row's value in our tables; a ratio divides two variants' means.
+    With column "runs", how many runs back it (a ratio: the fewer of its two)."""
     if table == "ratio":
-        a, b = variant.split("/")
-        return (_ours(tables, "responsiveness", a, rtt, drop, "mean_gbps")
-                / _ours(tables, "responsiveness", b, rtt, drop, "mean_gbps"))
+        a, b = (_ours(tables, "responsiveness", x, rtt, drop,
+                      "runs" if column == "runs" else "mean_gbps") for x in variant.split("/"))
+        return min(a, b) if column == "runs" else a / b
     df = tables[table]
     sel = (df["variant"] == variant) & np.isclose(df["rtt_ms"], rtt)
     if drop is not None:
         sel &= np.isclose(df["drop_rate"], drop, rtol=1e-9, atol=0)
-    vals = df.loc[sel, metric]
+    vals = df.loc[sel, column]
     return float(vals.iloc[0]) if len(vals) else math.nan
 
 
@@ -345,8 +352,9 @@ def published_vs_ours(tables: dict) -> pd.DataFrame:
         rows.append({"table": table, "variant": v, "rtt_ms": rtt,
                      "drop_rate": math.nan if drop is None else drop, "metric": metric,
                      "paper": _published_text(low, high), "ours": ours,
+                     "runs": _ours(tables, table, v, rtt, drop, "runs"),
                      "agrees": agrees(ours, low, high, metric)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).astype({"runs": "Int64"})
 
 
 def report(results: dict[str, dict], profile: str, flows_of) -> dict:
