@@ -9,7 +9,7 @@ use crate::net::topology::{NodeKind, Topology};
 use crate::net::{Kind, LinkWake, Packet};
 use crate::tcp::{Receiver, Sender};
 use crate::time::Time;
-use crate::trace::{FlowIntervals, FlowTrace, LinkIntervals, LinkMark, QueueTrace, UdpIntervals};
+use crate::trace::{FlowIntervals, FlowMark, FlowTrace, LinkIntervals, LinkMark, QueueTrace, UdpIntervals};
 use crate::traffic::UdpSource;
 use serde::Serialize;
 
@@ -108,7 +108,7 @@ pub struct Simulation {
     trace: FlowTrace,
     link_intervals: LinkIntervals,
     queue_trace: QueueTrace,
-    delivered_mark: Vec<u64>,
+    flow_marks: Vec<FlowMark>,
     link_marks: Vec<LinkMark>,
     last_report: Time,
     /// Flows in the order they start (time, then index). Only the next start is
@@ -179,7 +179,7 @@ impl Simulation {
             trace: FlowTrace::default(),
             link_intervals: LinkIntervals::default(),
             queue_trace: QueueTrace::default(),
-            delivered_mark: vec![0; n],
+            flow_marks: vec![FlowMark::default(); n],
             link_marks: vec![LinkMark::default(); n_links],
             last_report: 0,
             start_order: start_order(&cfg),
@@ -402,14 +402,22 @@ impl Simulation {
     // ----- recording --------------------------------------------------------------
 
     fn report(&mut self, now: Time) {
-        for (f, r) in self.receivers.iter().enumerate() {
+        for (f, (r, s)) in self.receivers.iter().zip(&self.senders).enumerate() {
             if !self.cfg.flows[f].trace {
                 continue;
             }
-            self.intervals.t_ns.push(now);
-            self.intervals.flow.push(f as u32);
-            self.intervals.delivered_bytes.push(r.delivered_bytes - self.delivered_mark[f]);
-            self.delivered_mark[f] = r.delivered_bytes;
+            let mark = FlowMark {
+                delivered_bytes: r.delivered_bytes,
+                retransmits: s.counters.retransmits,
+                timeouts: s.counters.timeouts,
+            };
+            let prev = std::mem::replace(&mut self.flow_marks[f], mark);
+            let iv = &mut self.intervals;
+            iv.t_ns.push(now);
+            iv.flow.push(f as u32);
+            iv.delivered_bytes.push(mark.delivered_bytes - prev.delivered_bytes);
+            iv.retransmits.push(mark.retransmits - prev.retransmits);
+            iv.timeouts.push(mark.timeouts - prev.timeouts);
         }
         let span = (now - self.last_report) as f64;
         for (k, &l) in self.topo.monitored.iter().enumerate() {
@@ -603,5 +611,34 @@ mod tests {
             assert_eq!(access_reserved(&sim, f), 0, "flow {f} still holds buffers");
         }
         assert!(access_reserved(&sim, 0) > 0, "the bulk flow's links were released");
+    }
+}
+
+#[cfg(test)]
+mod interval_tests {
+    use super::*;
+    use crate::scenarios::dumbbell;
+
+    /// Per-interval retransmits and timeouts add up to the flow's whole-run
+    /// counters (the run ends on a report boundary), so a window of intervals
+    /// holds exactly the events of that window.
+    #[test]
+    fn interval_retransmits_and_timeouts_add_up_to_the_run_totals() {
+        let res = Simulation::new(dumbbell(100e6, 20, 0.05, 0.1, 4, 10.0)).unwrap().run();
+        let iv = &res.intervals;
+        assert_eq!(iv.retransmits.len(), iv.t_ns.len());
+        assert_eq!(iv.timeouts.len(), iv.t_ns.len());
+        let total = |col: &[u64], f: u32| -> u64 {
+            iv.flow.iter().zip(col).filter(|(&g, _)| g == f).map(|(_, &v)| v).sum()
+        };
+        for f in &res.flows {
+            assert_eq!(total(&iv.retransmits, f.id), f.retransmits, "flow {}", f.id);
+            assert_eq!(total(&iv.timeouts, f.id), f.timeouts, "flow {}", f.id);
+        }
+        assert!(res.flows.iter().all(|f| f.retransmits > 0));
+        assert!(res.flows.iter().any(|f| f.timeouts > 0), "no timeouts: the test checks nothing");
+        // Spread over the run, not lumped into one interval.
+        let busy = iv.retransmits.iter().filter(|&&r| r > 0).count();
+        assert!(busy > iv.t_ns.len() / 2, "retransmits in only {busy} intervals");
     }
 }

@@ -3,12 +3,15 @@
 
 use serde::Serialize;
 
-/// Per report interval and flow: payload delivered in order in that interval.
+/// Per report interval and flow: payload delivered in order, segments
+/// retransmitted and retransmission timeouts in that interval.
 #[derive(Serialize, Default)]
 pub struct FlowIntervals {
     pub t_ns: Vec<u64>,
     pub flow: Vec<u32>,
     pub delivered_bytes: Vec<u64>,
+    pub retransmits: Vec<u64>,
+    pub timeouts: Vec<u64>,
 }
 
 /// Per trace interval and started flow: window and RTT state.
@@ -53,6 +56,14 @@ pub struct UdpIntervals {
     pub stream: Vec<u32>,
     pub sent_bytes: Vec<u64>,
     pub delivered_bytes: Vec<u64>,
+}
+
+/// The values of a flow's counters at the previous report, to compute deltas.
+#[derive(Clone, Copy, Default)]
+pub struct FlowMark {
+    pub delivered_bytes: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
 }
 
 /// The values of a link's counters at the previous report, to compute deltas.
