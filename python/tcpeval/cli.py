@@ -65,6 +65,39 @@ def print_summary(summary: dict, out_dir: Path | None) -> None:
         out.print(f"results: {out_dir}/", highlight=False)
 
 
+FORCE_HELP = ("write into an existing directory that is not a tcpeval result "
+              "(its files are kept)")
+
+
+def _check_out_dir(target: Path, force: bool) -> None:
+    """Refuse an output directory before anything is computed."""
+    from .store import OutputError, check_out_dir
+
+    try:
+        check_out_dir(target, force=force)
+    except OutputError as e:
+        _fail(f"--out: {e}")
+
+
+def _write_run(result, target: Path, force: bool) -> None:
+    from .store import OutputError, write_run
+
+    try:
+        write_run(result, target, force=force)
+    except (OutputError, OSError) as e:
+        _fail(f"--out: nothing written to {target}: {getattr(e, 'strerror', None) or e}")
+
+
+def _write_report(result, target: Path, title: str) -> Path:
+    from .report import run_report
+    from .store import add_to_run
+
+    try:
+        return add_to_run(target, "report.html", lambda path: run_report(result, path, title))
+    except OSError as e:
+        _fail(f"--out: report not written to {target}: {e.strerror or e}")
+
+
 def _stop_if_invalid(summary: dict, target: Path) -> None:
     """A testbed run that failed a validity gate is not a result: say why, exit 1."""
     validity = summary.get("validity") or {}
@@ -87,11 +120,13 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="print summary JSON only")] = False,
     backend: Annotated[str | None, typer.Option(help="sim or testbed")] = None,
     report: Annotated[bool, typer.Option("--report", help="also write report.html")] = False,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Run one scenario: print a per-flow table and write summary.json and Parquet tables."""
     from .run import run as run_scenario
-    from .store import write_run
 
+    target = out_dir or Path("results") / scenario.stem
+    _check_out_dir(target, force)
     try:
         result = run_scenario(scenario, overrides=set_ or [], seed=seed, backend=backend)
     except ScenarioError as e:
@@ -99,13 +134,10 @@ def run(
     except KeyboardInterrupt:
         err.print("interrupted; nothing written (a testbed run was torn down)")
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    target = out_dir or Path("results") / scenario.stem
-    write_run(result, target)
+    _write_run(result, target, force)
     _stop_if_invalid(result.summary, target)
     if report:
-        from .report import run_report
-
-        run_report(result, target / "report.html", title=f"tcpeval run: {scenario.name}")
+        _write_report(result, target, f"tcpeval run: {scenario.name}")
     if as_json:
         sys.stdout.write(json.dumps(result.summary, indent=2) + "\n")
     else:
@@ -115,18 +147,17 @@ def run(
 @app.command()
 def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="result directory")] = Path("results/demo"),
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Run the demo comparison (examples/demo.toml) and print its table."""
     from .run import run as run_scenario
-    from .store import write_run
 
     scenario = _examples_dir() / "demo.toml"
+    _check_out_dir(out_dir, force)
     out.print(f"[bold]tcpeval demo[/]: {scenario}", highlight=False)
     result = run_scenario(scenario)
-    write_run(result, out_dir)
-    from .report import run_report
-
-    page = run_report(result, out_dir / "report.html", title="tcpeval demo")
+    _write_run(result, out_dir, force)
+    page = _write_report(result, out_dir, "tcpeval demo")
     print_summary(result.summary, out_dir)
     out.print(f"report: {page}", highlight=False)
     _demo_study(out_dir.parent / "demo-study")
@@ -207,7 +238,7 @@ def sweep(
 ) -> None:
     """Run a parameter sweep into a result store; finished runs are skipped."""
     from . import sweep as sweep_mod
-    from .store import Store
+    from .store import OutputError
 
     try:
         plan = sweep_mod.plan(sweep_file)
@@ -216,10 +247,12 @@ def sweep(
     out.print(sweep_mod.describe(plan), highlight=False)
     if dry_run:
         return
-    store = Store(store_dir)
+    store = _open_store(store_dir, plan)
     progress = _Progress()
     try:
         stats = sweep_mod.run_plan(plan, store, workers=workers, dask=dask, progress=progress)
+    except OutputError as e:
+        _fail(f"--out: {e}")
     finally:
         progress.stop()
     out.print(f"{stats['done']} run, {stats['skipped']} already in the store, "
@@ -230,6 +263,23 @@ def sweep(
         raise typer.Exit(1)
 
 
+def _open_store(store_dir: Path, plan):
+    """The sweep's store, refused now (not after computing) when it cannot take
+    the runs the sweep has left to do."""
+    from .store import OutputError, Store
+
+    try:
+        store = Store(store_dir)
+    except OutputError as e:
+        _fail(f"--out: {e}")
+    if not store.writable():
+        left = sum(not store.has(r.key) for r in plan.runs)
+        if left:
+            _fail(f"--out: the result store {store_dir} is read-only and {left} of the "
+                  f"sweep's {len(plan.runs)} runs are not in it")
+    return store
+
+
 @app.command()
 def results(
     store_dir: Annotated[Path, typer.Argument(help="result store directory")],
@@ -238,13 +288,19 @@ def results(
     fmt: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
 ) -> None:
     """List the runs of a result store with their parameters and summary metrics."""
-    from .store import Store
+    from .store import OutputError, Store
 
     if fmt not in ("table", "csv", "json"):
         _fail(f"--format: {fmt!r} is not one of table, csv, json")
     if not (store_dir / "runs").is_dir():
         _fail(f"{store_dir}: not a result store (no runs/ directory)")
-    df = Store(store_dir).index()
+    try:
+        store = Store(store_dir)
+        df = store.index()
+    except (OutputError, OSError) as e:
+        _fail(f"{store_dir}: cannot read the result store: {getattr(e, 'strerror', None) or e}")
+    for key, reason in store.quarantined:
+        err.print(f"damaged run {key}: {reason}", highlight=False, markup=False)
     if where:
         try:
             df = df.query(where)

@@ -63,8 +63,8 @@ def test_parallel_streams_are_reported_as_one_flow_and_its_streams():
 def test_write_run_is_atomic(tmp_path, result, monkeypatch):
     out = write_run(result, tmp_path / "run")
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["completions.parquet", "engine.json", "flows.parquet", "links.parquet",
-                     "queue.parquet",
+    assert names == [".tcpeval-run", "completions.parquet", "engine.json", "flows.parquet",
+                     "links.parquet", "queue.parquet",
                      "scenario.json", "summary.json", "trace.parquet", "udp.parquet"]
     before = (out / "summary.json").read_text()
 
