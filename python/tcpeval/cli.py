@@ -198,7 +198,9 @@ def metrics(
 
 
 class _Progress:
-    """A rich progress bar counting finished and failed runs, with an ETA."""
+    """A rich progress bar counting finished and failed runs, with an ETA. It is
+    redrawn by the sweep's loop (`tick`), not by rich's thread: the worker pool
+    forks, which is only safe with no other thread running."""
 
     def __init__(self):
         from rich.progress import (
@@ -212,7 +214,8 @@ class _Progress:
 
         self.bar = Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(),
-                            TextColumn("ETA"), TimeRemainingColumn(), console=err)
+                            TextColumn("ETA"), TimeRemainingColumn(), console=err,
+                            auto_refresh=False)
         self.failed = 0
 
     def start(self, total: int) -> None:
@@ -221,10 +224,45 @@ class _Progress:
 
     def advance(self, ok: bool) -> None:
         self.failed += not ok
-        self.bar.update(self.task, advance=1, failed=self.failed)
+        self.bar.update(self.task, advance=1, failed=self.failed, refresh=True)
+
+    def tick(self) -> None:
+        self.bar.refresh()
 
     def stop(self) -> None:
         self.bar.stop()
+
+
+MEMORY_LIMIT_HELP = ("address-space cap of each worker, e.g. 4GiB, or 'unlimited'; a run "
+                     "that exceeds it fails alone (default: 80% of physical memory shared "
+                     "among the workers, at least 4 GiB)")
+
+
+def _memory_limit(text: str | None) -> int | None:
+    from .sweep import SweepError, parse_memory_limit
+
+    try:
+        return None if text is None else parse_memory_limit(text)
+    except SweepError as e:
+        _fail(str(e))
+
+
+def _run_sweeps(progress: _Progress, run):
+    """Call `run()` (which runs sweeps) under the progress bar: a bad --workers or
+    --dask is exit 2; Ctrl-C is exit 130 with a line saying what was kept."""
+    from .sweep import SweepError
+
+    try:
+        return run()
+    except (SweepError, ScenarioError) as e:
+        progress.stop()
+        _fail(str(e))
+    except KeyboardInterrupt as e:  # a SweepInterrupted says what was kept
+        progress.stop()
+        err.print(str(e) or "interrupted; nothing was run", highlight=False, markup=False)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    finally:
+        progress.stop()
 
 
 @app.command()
@@ -234,6 +272,7 @@ def sweep(
         "results/store"),
     workers: Annotated[int | None, typer.Option(help="local worker processes")] = None,
     dask: Annotated[str | None, typer.Option(help="dask scheduler address or local:N")] = None,
+    memory_limit: Annotated[str | None, typer.Option(help=MEMORY_LIMIT_HELP)] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the plan only")] = False,
 ) -> None:
     """Run a parameter sweep into a result store; finished runs are skipped."""
@@ -244,13 +283,15 @@ def sweep(
         plan = sweep_mod.plan(sweep_file)
     except ScenarioError as e:
         _fail(str(e))
+    limit = _memory_limit(memory_limit)
     out.print(sweep_mod.describe(plan), highlight=False)
     if dry_run:
         return
     store = _open_store(store_dir, plan)
     progress = _Progress()
     try:
-        stats = sweep_mod.run_plan(plan, store, workers=workers, dask=dask, progress=progress)
+        stats = _run_sweeps(progress, lambda: sweep_mod.run_plan(
+            plan, store, workers=workers, dask=dask, memory_limit=limit, progress=progress))
     except OutputError as e:
         _fail(f"--out: {e}")
     finally:
@@ -462,6 +503,7 @@ def study_run(
     cells: Annotated[str | None, typer.Option(
         help="run only the cells whose names match these comma-separated patterns "
              "(e.g. 'udp*,intra-*'); the rest of the store is kept")] = None,
+    memory_limit: Annotated[str | None, typer.Option(help=MEMORY_LIMIT_HELP)] = None,
 ) -> None:
     """Run a study's sweeps into a result store (resumable), then write its report."""
     from .studies import PROFILES, STUDIES
@@ -472,14 +514,11 @@ def study_run(
     if profile not in PROFILES:
         _fail(f"--profile: {profile!r} is not one of {', '.join(PROFILES)}")
     store = store_dir or Path("results") / f"{name}-{profile}"
+    limit = _memory_limit(memory_limit)
     progress = _Progress()
-    try:
-        stats = run_study(name, profile, store, workers=workers, dask=dask, progress=progress,
-                          cells=cells.split(",") if cells else None)
-    except ScenarioError as e:
-        _fail(str(e))
-    finally:
-        progress.stop()
+    stats = _run_sweeps(progress, lambda: run_study(
+        name, profile, store, workers=workers, dask=dask, memory_limit=limit,
+        progress=progress, cells=cells.split(",") if cells else None))
     page = report_study(name, store)
     out.print(f"{stats['done']} run, {stats['skipped']} already in the store, "
               f"{stats['failed']} failed; report: {page}", highlight=False)

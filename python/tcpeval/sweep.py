@@ -15,17 +15,21 @@ repetitions = 5
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import itertools
 import json
 import os
+import signal
+import threading
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from .pool import POLL_S
 from .scenario import ScenarioError, apply_override, load_scenario, read_toml, resolve
 
 
@@ -141,9 +145,30 @@ def plan(source: str | Path | dict, name: str | None = None) -> Plan:
 # ----- execution ------------------------------------------------------------------------
 
 
+class SweepError(ValueError):
+    """A bad execution option (--workers, --memory-limit, --dask) or a Dask
+    scheduler that cannot be reached; the message names the option."""
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a sweep: `stats` has run_plan's counts plus `abandoned` (runs
+    in flight, killed) and `not_started`."""
+
+    def __init__(self, stats: dict):
+        super().__init__(stats)
+        self.stats = stats
+
+    def __str__(self) -> str:
+        s = self.stats
+        return (f"interrupted: {s['done']} runs stored ({s['skipped']} were already in the "
+                f"store), {s['failed']} failed, {s['abandoned']} in flight abandoned, "
+                f"{s['not_started']} not started; run the same command again to resume")
+
+
 def execute(spec: RunSpec):
-    """Run one sweep point (in a worker process); returns (key, Result) or
-    (key, error text)."""
+    """Run one sweep point (in a worker process); returns (key, Result, None) or
+    (key, None, error text)."""
+    from .pool import memory_error
     from .run import build_result, run_backend
 
     try:
@@ -152,6 +177,8 @@ def execute(spec: RunSpec):
             # A testbed run that failed a validity gate is not a result.
             return spec.key, None, "invalid run: " + "; ".join(raw["validity"]["reasons"])
         return spec.key, build_result(spec.resolved, raw, wall), None
+    except MemoryError as e:
+        return spec.key, None, memory_error(e)
     except Exception as e:  # noqa: BLE001 - a failed run is recorded, not fatal
         return spec.key, None, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
 
@@ -161,76 +188,202 @@ def default_workers() -> int:
                else os.cpu_count() or 1)
 
 
+def parse_memory_limit(text: str) -> int:
+    """--memory-limit: a size such as "4GiB" or "16GB", or "unlimited" (0)."""
+    from .pool import MIN_MEMORY_LIMIT, format_bytes
+    from .units import UnitError, parse_size
+
+    if text.strip().lower() == "unlimited":
+        return 0
+    try:
+        size = parse_size(text)
+    except UnitError as e:
+        raise SweepError(f"--memory-limit: {e}, or 'unlimited'") from None
+    if size < MIN_MEMORY_LIMIT:
+        raise SweepError(f"--memory-limit: {text!r} is below the minimum of "
+                         f"{format_bytes(MIN_MEMORY_LIMIT)} (a run needs about 1 GiB)")
+    return size
+
+
 def run_plan(p: Plan, store, *, workers: int | None = None, dask: str | None = None,
-             progress=None) -> dict:
+             memory_limit: int | None = None, progress=None) -> dict:
     """Run every not-yet-finished run of the plan into `store`. Returns counts
-    {"total", "skipped", "done", "failed", "failures": [(params, error)]}."""
-    store.record_sweep(p)
+    {"total", "skipped", "done", "failed", "failures": [(params, error)]}.
+
+    Local runs go to a pool of worker processes (`pool.Pool`): a run whose worker
+    dies (abort, segfault, out of memory) is recorded as failed and the others go
+    on. `memory_limit` caps each worker's address space in bytes (None: a share
+    of physical memory, `pool.default_memory_limit`; 0: no cap). Ctrl-C stops the
+    sweep at once, keeping every run already stored: raises SweepInterrupted."""
+    if workers is not None and workers < 1:
+        raise SweepError(f"--workers: {workers} is not allowed; give a whole number >= 1")
     todo = [r for r in p.runs if not store.has(r.key)]
     stats = {"total": len(p.runs), "skipped": len(p.runs) - len(todo), "done": 0,
              "failed": 0, "failures": []}
-    if progress:
-        progress.start(len(todo))
     by_key = {r.key: r for r in todo}
-    for key, result, error in _results(todo, workers, dask):
-        spec = by_key[key]
-        if error is None:
-            store.write(spec, result)
-            stats["done"] += 1
-        else:
-            store.write_failure(spec, error)
-            stats["failed"] += 1
-            stats["failures"].append((spec.params, spec.repetition, error.splitlines()[0]))
+    with _ctrl_c() as interrupted, _runner(todo, workers, dask, memory_limit) as runner:
+        store.record_sweep(p)
         if progress:
-            progress.advance(ok=error is None)
-    store.rebuild_index()
+            progress.start(len(todo))
+        tick = getattr(progress, "tick", None)
+        try:
+            for key, result, error in runner.results(interrupted.is_set, tick):
+                _record(store, by_key[key], result, error, stats)
+                if progress:
+                    progress.advance(ok=error is None)
+        finally:
+            store.rebuild_index()
+        if interrupted.is_set() and stats["done"] + stats["failed"] < len(todo):
+            stats["abandoned"] = runner.in_flight()
+    if "abandoned" in stats:
+        stats["not_started"] = len(todo) - stats["done"] - stats["failed"] - stats["abandoned"]
+        raise SweepInterrupted(stats)
     return stats
 
 
-def _results(todo: list[RunSpec], workers: int | None, dask: str | None):
+def _record(store, spec: RunSpec, result, error: str | None, stats: dict) -> None:
+    if error is None:
+        store.write(spec, result)
+        stats["done"] += 1
+    else:
+        store.write_failure(spec, error)
+        stats["failed"] += 1
+        stats["failures"].append((spec.params, spec.repetition, error.splitlines()[0]))
+
+
+@contextlib.contextmanager
+def _ctrl_c():
+    """While a sweep runs, Ctrl-C sets an event (checked by the runner's loop)
+    instead of raising wherever the main thread happens to be, so a run being
+    written is finished and counted. Only the main thread can handle signals."""
+    event = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield event
+        return
+    old = signal.signal(signal.SIGINT, lambda *_: event.set())
+    try:
+        yield event
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def _runner(todo: list[RunSpec], workers: int | None, dask: str | None,
+            memory_limit: int | None):
     if not todo:
-        return
+        return _NothingToRun()
     if dask:
-        yield from _dask_results(todo, dask)
-        return
-    workers = workers or default_workers()
+        return _DaskRunner(todo, dask)
+    workers = min(workers or default_workers(), len(todo))
     if any(r.resolved["meta"]["backend"] == "testbed" for r in todo):
         workers = 1  # kernel runs share the machine's CPUs and would disturb each other
-    if workers == 1:
-        for spec in todo:
-            yield execute(spec)
-        return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(execute, spec) for spec in todo]
-        for fut in as_completed(futures):
-            yield fut.result()
+    return _PoolRunner(todo, workers, memory_limit)
 
 
-def _dask_results(todo: list[RunSpec], address: str):
-    """Run on dask.distributed: `local:N` starts a LocalCluster of N workers,
-    anything else is a scheduler address. Workers compute and return results;
-    the client writes them into the store (so workers need no shared disk)."""
-    from dask.distributed import Client, LocalCluster, as_completed
+class _NothingToRun(contextlib.nullcontext):
+    def results(self, stop, idle):
+        return iter(())
 
-    cluster = None
-    if address.startswith("local:"):
-        n = int(address.split(":", 1)[1] or default_workers())
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
-    else:
-        client = Client(address)
+    def in_flight(self) -> int:
+        return 0
+
+
+class _PoolRunner:
+    """Local worker processes (one run at a time each)."""
+
+    def __init__(self, todo: list[RunSpec], workers: int, memory_limit: int | None):
+        from .pool import Pool, default_memory_limit
+
+        if memory_limit is None:
+            memory_limit = default_memory_limit(workers)
+        self.todo = todo
+        self.pool = Pool(execute, workers, memory_limit)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.pool.close()
+
+    def results(self, stop, idle):
+        for spec, ok, value in self.pool.map(self.todo, stop, idle):
+            yield value if ok else (spec.key, None, value)
+
+    def in_flight(self) -> int:
+        return self.pool.busy
+
+
+class _DaskRunner:
+    """dask.distributed: `local:N` starts a LocalCluster of N workers, anything
+    else is a scheduler address. Workers compute and return results; the client
+    writes them into the store (so workers need no shared disk)."""
+
+    def __init__(self, todo: list[RunSpec], address: str):
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise SweepError("--dask: dask.distributed is not installed; "
+                             "pip install 'tcpeval[dask]'") from None
+        self.todo, self.pending, self.cluster = todo, set(), None
+        if address.startswith("local:"):
+            n = address.split(":", 1)[1]
+            if n and not (n.isdigit() and int(n) >= 1):
+                raise SweepError(f"--dask: {address!r}: local:N needs a whole number of "
+                                 "workers >= 1 (e.g. local:4)")
+            self.cluster = LocalCluster(n_workers=int(n or default_workers()),
+                                        threads_per_worker=1, processes=True,
+                                        dashboard_address=None)
+        try:
+            self.client = Client(self.cluster or address, timeout="10s")
+        except (OSError, TimeoutError, ValueError, TypeError) as e:
+            self._close_cluster()
+            why = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise SweepError(f"--dask: cannot reach a Dask scheduler at {address!r} ({why}); "
+                             "give the address of a running scheduler, or local:N") from None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.pending:
+            self.client.cancel(list(self.pending))
+        self.client.close()
+        self._close_cluster()
+
+    def _close_cluster(self) -> None:
+        if self.cluster is not None:
+            self.cluster.close()
+
+    def results(self, stop, idle):
+        from dask.distributed import wait
+
+        futures = self.client.map(execute, self.todo, pure=False)
+        key_of = {f.key: spec.key for f, spec in zip(futures, self.todo, strict=True)}
+        self.pending = set(futures)
+        while self.pending and not stop():
+            try:
+                done, self.pending = wait(self.pending, timeout=POLL_S,
+                                          return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                done = set()
+            for fut in done:
+                yield _dask_outcome(fut, key_of[fut.key])
+            if idle:
+                idle()
+
+    def in_flight(self) -> int:
+        running = sum(len(keys) for keys in self.client.processing().values())
+        return min(len(self.pending), running)
+
+
+def _dask_outcome(fut, key: str):
+    """A finished future's (key, result, error); a worker that died running the
+    run (KilledWorker after Dask's retries) makes the run fail, not the sweep."""
     try:
-        futures = client.map(execute, todo, pure=False)
-        for fut in as_completed(futures):
-            yield fut.result()
-            fut.release()
+        return fut.result()
+    except Exception as e:  # noqa: BLE001 - recorded as the run's failure
+        return key, None, f"dask: {type(e).__name__}: {e}"
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        fut.release()
 
 
 def seed_matters(resolved: dict) -> bool:

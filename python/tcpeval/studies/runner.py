@@ -38,12 +38,13 @@ def plan_study(name: str, profile: str,
 
 
 def run_study(name: str, profile: str, store_dir: str | Path, *, workers=None, dask=None,
-              progress=None, cells: list[str] | None = None) -> dict:
+              memory_limit=None, progress=None, cells: list[str] | None = None) -> dict:
     p, keys = plan_study(name, profile, cells)
     store = Store(store_dir)
     (store.root / "study.json").write_text(json.dumps({"study": name, "profile": profile,
                                                        "cells": keys}, indent=2))
-    return run_plan(p, store, workers=workers, dask=dask, progress=progress)
+    return run_plan(p, store, workers=workers, dask=dask, memory_limit=memory_limit,
+                    progress=progress)
 
 
 def _summaries(store: Store, keys: dict[str, str]) -> dict[str, dict]:
