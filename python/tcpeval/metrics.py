@@ -183,9 +183,10 @@ def loss_rate(links: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf
 
 
 def retransmission_rate(summary_flow: dict) -> float:
-    """Retransmitted segments / segments sent for one flow of a summary."""
+    """Retransmitted segments / segments sent over the whole run, for one flow of
+    a summary (segments sent are counted per run only, not per interval)."""
     sent = summary_flow["segments_sent"]
-    return summary_flow["retransmits"] / sent if sent else 0.0
+    return summary_flow["retransmits_total"] / sent if sent else 0.0
 
 
 def queueing_delay(queue: pd.DataFrame, capacity_bps: float, link: str = "bottleneck",
@@ -213,10 +214,11 @@ DEFAULT_SIZE_BUCKETS = (0, 10_000, 100_000, 1_000_000, 10_000_000, math.inf)
 
 
 def fct_by_size(completions: pd.DataFrame, buckets=DEFAULT_SIZE_BUCKETS) -> pd.DataFrame:
-    """Flow completion time statistics (s) of finished transfers by size bucket."""
-    done = completions.dropna(subset=["fct_s"])
+    """Flow completion time statistics (s) of finished transfers by their size
+    bucket (the configured transfer size)."""
+    done = completions[completions["completed"]]
     labels = [f"[{lo:g}, {hi:g})" for lo, hi in zip(buckets[:-1], buckets[1:], strict=True)]
-    cut = pd.cut(done["bytes"], bins=list(buckets), right=False, labels=labels)
+    cut = pd.cut(done["size_bytes"], bins=list(buckets), right=False, labels=labels)
     g = done.groupby(cut, observed=False)["fct_s"]
     return pd.DataFrame({"count": g.count(), "mean": g.mean(), "median": g.median(),
                          "p99": g.quantile(0.99)})

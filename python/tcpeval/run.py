@@ -134,15 +134,22 @@ def _frame(columns: dict, time_cols=()) -> pd.DataFrame:
     return df
 
 
+# Per-interval event counts of a flow; runs stored before the engine recorded
+# them (and testbed runs, for timeouts) lack some of these columns.
+INTERVAL_COUNTS = ("retransmits", "timeouts")
+
+
 def _flow_table(raw: dict, resolved: dict, stream_of: dict[int, int]) -> pd.DataFrame:
-    """Per report interval and logical flow: goodput (streams summed)."""
+    """Per report interval and logical flow: goodput, retransmits and timeouts
+    (streams summed)."""
     iv = _frame(raw["intervals"], ("t_ns",))
-    cols = ["t_s", "flow", "cc", "delivered_bytes", "throughput_mbps"]
+    counts = [c for c in INTERVAL_COUNTS if c in iv or iv.empty]
+    cols = ["t_s", "flow", "cc", "delivered_bytes", "throughput_mbps", *counts]
     if iv.empty:
         return pd.DataFrame(columns=cols)
     iv = iv[iv["flow"].isin(stream_of)]
     iv = iv.assign(flow=iv["flow"].map(stream_of))
-    df = iv.groupby(["t_s", "flow"], as_index=False)["delivered_bytes"].sum()
+    df = iv.groupby(["t_s", "flow"], as_index=False)[["delivered_bytes", *counts]].sum()
     interval_s = resolved["interval_ns"] / NS
     df["throughput_mbps"] = df["delivered_bytes"] * 8 / interval_s / 1e6
     cc = {f["id"]: f["cc"] for f in resolved["meta"]["logical_flows"]}
@@ -172,17 +179,28 @@ def _link_table(raw: dict, resolved: dict) -> pd.DataFrame:
     return li
 
 
+COMPLETION_COLUMNS = ["id", "group", "cc", "start_s", "size_bytes", "delivered_bytes",
+                      "completed", "end_s", "fct_s"]
+
+
 def _completions(raw: dict) -> pd.DataFrame:
-    """Fixed-size and background transfers: size, start, completion (FCT)."""
-    rows = [
-        {"id": f["id"], "group": f.get("group"), "cc": f["cc"], "start_s": f["start_ns"] / NS,
-         "bytes": f["bytes_delivered"],
-         "end_s": None if f["completed_ns"] is None else f["completed_ns"] / NS}
-        for f in raw["flows"] if f.get("completed_ns") is not None or f.get("group") == "web"
-    ]
-    df = pd.DataFrame(rows, columns=["id", "group", "cc", "start_s", "bytes", "end_s"])
-    df["fct_s"] = df["end_s"] - df["start_s"]
-    return df
+    """Every fixed-size transfer (background web ones included): its size, the
+    bytes it delivered, and whether and when it completed. An unfinished
+    transfer has no end and no FCT (null, never 0)."""
+    rows = [_completion(f) for f in raw["flows"] if f.get("size_bytes") is not None]
+    df = pd.DataFrame(rows, columns=COMPLETION_COLUMNS)
+    return df.astype({"size_bytes": "int64", "delivered_bytes": "int64", "completed": "bool",
+                      "end_s": "float64", "fct_s": "float64"})
+
+
+def _completion(f: dict) -> dict:
+    done = f.get("completed_ns")
+    start = f["start_ns"] / NS
+    return {"id": f["id"], "group": f.get("group"), "cc": f["cc"], "start_s": start,
+            "size_bytes": f["size_bytes"], "delivered_bytes": f["bytes_delivered"],
+            "completed": done is not None,
+            "end_s": None if done is None else done / NS,
+            "fct_s": None if done is None else done / NS - start}
 
 
 def _window(df: pd.DataFrame, start: float, end: float) -> pd.DataFrame:
@@ -191,26 +209,32 @@ def _window(df: pd.DataFrame, start: float, end: float) -> pd.DataFrame:
 
 
 def summarize(resolved, raw, flows, trace, links, wall_s, queue=None) -> dict:
+    """The run's summary over its measurement window [measure_from, end]. Every
+    count a flow or link reports under its plain name (retransmits, timeouts,
+    drops, loss_rate) is the window's; the whole run's carry a `_total` suffix."""
     meta = resolved["meta"]
     start = meta["measure_from_s"]
     end = resolved["duration_ns"] / NS
     interval = resolved["interval_ns"] / NS
-    per_flow = [_flow_summary(f, raw, resolved, flows, trace, start, end, interval)
-                for f in meta["logical_flows"]]
+    per_flow = _flow_summaries(resolved, raw, flows, trace, start, end, interval)
     x = [f["throughput_mbps"] for f in per_flow]
+    forward = _forward_links(raw)
+    narrowest = min(forward, key=lambda link: link["capacity_bps"])  # ties: the first
     summary = {
         "backend": meta["backend"],
         "seed": resolved["seed"],
         "window_s": [start, end],
         "flows": per_flow,
-        "bottleneck": _bottleneck_summary(raw, links, queue, start, end),
+        "bottleneck": _link_summary(narrowest, links, queue, start, end),
         "jain_index": metrics.jain_index(x) if per_flow else None,
         "asymmetry": metrics.asymmetry(*x) if len(x) == 2 else None,
         "aggregate_cov": metrics.aggregate_cov(flows, start, end) if per_flow else None,
-        "sim": {"events": raw["sim"]["events"], "packets": raw["sim"]["packets"],
+        "sim": {"events": raw["sim"]["events"], "packets": narrowest["tx_data_packets"],
                 "sim_time_s": raw["sim"]["end_ns"] / NS, "wall_s": wall_s,
                 "engine_version": _engine_version()},
     }
+    if len(forward) > 1:
+        summary["hops"] = [_link_summary(link, links, queue, start, end) for link in forward]
     if any(len(f["streams"]) > 1 for f in meta["logical_flows"]):
         summary["streams"] = [_stream_summary(raw["flows"][s], f["id"])
                               for f in meta["logical_flows"] for s in f["streams"]]
@@ -225,39 +249,91 @@ def _engine_version() -> str:
     return _sim.version()
 
 
-def _flow_summary(f, raw, resolved, flows, trace, start, end, interval) -> dict:
+def _flow_summaries(resolved, raw, flows, trace, start, end, interval) -> list[dict]:
+    """Per logical flow, from one pass over each table (grouped by flow), not one
+    scan of the whole table per flow: 2,000 flows would cost seconds."""
+    logical = resolved["meta"]["logical_flows"]
+    first = pd.Series({f["id"]: max(start, resolved["flows"][f["streams"][0]]["start_ns"] / NS)
+                       for f in logical}, dtype="float64")
+    tput = _by_flow(_measured_intervals(flows, first, end, interval), "throughput_mbps")
+    tr = trace[(trace["t_s"] >= trace["flow"].map(first)) & (trace["t_s"] <= end)]
+    cwnd = _by_flow(tr.groupby(["flow", "t_s"], as_index=False)["cwnd_pkts"].sum(), "cwnd_pkts")
+    srtt = _by_flow(tr[tr["srtt_ms"] > 0], "srtt_ms")
+    counts = _window_counts(flows, start, end)
+    return [_flow_summary(f, raw, resolved, tput.get(f["id"], EMPTY), cwnd.get(f["id"]),
+                          srtt.get(f["id"], EMPTY), counts.get(f["id"], {}))
+            for f in logical]
+
+
+EMPTY = np.array([], dtype="float64")
+
+
+def _measured_intervals(flows: pd.DataFrame, first: pd.Series, end: float,
+                        interval: float) -> pd.DataFrame:
+    """Rows of the flows table inside each flow's window [first, end]: only
+    whole report intervals count."""
+    t = flows["t_s"]
+    begin = flows["flow"].map(first)
+    return flows[(t > begin + 1e-12) & (t <= end + 1e-12) & (t - interval >= begin - 1e-9)]
+
+
+def _by_flow(df: pd.DataFrame, column: str) -> dict[int, np.ndarray]:
+    """A column's values per flow, in table order (a stable sort, then slices)."""
+    if df.empty:
+        return {}
+    order = np.argsort(df["flow"].to_numpy(), kind="stable")
+    keys = df["flow"].to_numpy()[order]
+    values = df[column].to_numpy()[order]
+    cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    return dict(zip(keys[np.r_[0, cuts]].tolist(), np.split(values, cuts), strict=True))
+
+
+def _window_counts(flows: pd.DataFrame, start: float, end: float) -> dict[int, dict]:
+    """Per flow, retransmits and timeouts of the report intervals ending in the
+    window (the table's windowing rule, as for the bottleneck's drops); a count
+    the table lacks (an older run's) is missing from the result."""
+    counts = [c for c in INTERVAL_COUNTS if c in flows]
+    if not counts:
+        return {}
+    sums = metrics.window(flows, start, end).groupby("flow")[counts].sum()
+    return {int(k): {c: int(v) for c, v in row.items()} for k, row in sums.iterrows()}
+
+
+def _mean(x: np.ndarray) -> float:
+    """The mean as pandas computes it (sum / count), NaN when empty."""
+    return float(x.sum(dtype="float64") / len(x)) if len(x) else float("nan")
+
+
+def _flow_summary(f, raw, resolved, tput, cwnd, srtt, window_counts) -> dict:
     engine = [raw["flows"][s] for s in f["streams"]]
     cfg = resolved["flows"][f["streams"][0]]
-    first = max(start, cfg["start_ns"] / NS)
-    rows = _window(flows[flows["flow"] == f["id"]], first, end)
-    # Only whole intervals inside the window count.
-    rows = rows[rows["t_s"] - interval >= first - 1e-9]
-    tput = float(rows["throughput_mbps"].mean()) if len(rows) else 0.0
-    tr = trace[(trace["flow"] == f["id"]) & (trace["t_s"] >= first) & (trace["t_s"] <= end)]
-    cwnd = tr.groupby("t_s")["cwnd_pkts"].sum().mean() if len(tr) else float("nan")
     sent = sum(e["segments_sent"] for e in engine)
-    retx = sum(e["retransmits"] for e in engine)
+    retx_total = sum(e["retransmits"] for e in engine)
     return {
         "id": f["id"], "label": f["label"], "cc": f["cc"], "streams": len(f["streams"]),
         "rtt_ms": cfg["rtt_ns"] / 1e6, "start_s": cfg["start_ns"] / NS,
-        "throughput_mbps": tput,
-        "throughput_std_mbps": float(rows["throughput_mbps"].std(ddof=0)) if len(rows) else 0.0,
-        "throughput_q25_mbps": _quantile(rows, 0.25),
-        "throughput_q50_mbps": _quantile(rows, 0.5),
-        "throughput_q75_mbps": _quantile(rows, 0.75),
-        "stability_index": metrics.stability_index(rows["throughput_mbps"].to_numpy()),
-        "retransmits": retx, "timeouts": sum(e["timeouts"] for e in engine),
-        "mean_cwnd_pkts": float(cwnd),
-        "mean_srtt_ms": float(tr["srtt_ms"][tr["srtt_ms"] > 0].mean()) if len(tr) else float("nan"),
+        "throughput_mbps": _mean(tput) if len(tput) else 0.0,
+        "throughput_std_mbps": float(tput.std()) if len(tput) else 0.0,
+        "throughput_q25_mbps": _quantile(tput, 0.25),
+        "throughput_q50_mbps": _quantile(tput, 0.5),
+        "throughput_q75_mbps": _quantile(tput, 0.75),
+        "stability_index": metrics.stability_index(tput),
+        # None: the run was stored before these were recorded per interval.
+        "retransmits": window_counts.get("retransmits"),
+        "timeouts": window_counts.get("timeouts"),
+        "mean_cwnd_pkts": float("nan") if cwnd is None else _mean(cwnd),
+        "mean_srtt_ms": _mean(srtt),
+        "retransmits_total": retx_total,
+        "timeouts_total": sum(e["timeouts"] for e in engine),
         "bytes_delivered": sum(e["bytes_delivered"] for e in engine),
         "segments_sent": sent,
-        "retransmit_rate": retx / sent if sent else 0.0,
+        "retransmit_rate": retx_total / sent if sent else 0.0,
         "completed_s": _completed(engine),
     }
 
 
-def _quantile(rows: pd.DataFrame, q: float) -> float:
-    return float(rows["throughput_mbps"].quantile(q)) if len(rows) else float("nan")
+def _quantile(x: np.ndarray, q: float) -> float:
+    return float(np.quantile(x, q)) if len(x) else float("nan")
 
 
 def _completed(engine: list[dict]) -> float | None:
@@ -266,27 +342,36 @@ def _completed(engine: list[dict]) -> float | None:
 
 
 def _stream_summary(e: dict, flow_id: int) -> dict:
+    """A stream's whole-run engine counters."""
     return {"flow": flow_id, "stream": e["id"], "bytes_delivered": e["bytes_delivered"],
-            "retransmits": e["retransmits"], "timeouts": e["timeouts"],
+            "retransmits_total": e["retransmits"], "timeouts_total": e["timeouts"],
             "segments_sent": e["segments_sent"]}
 
 
-def _bottleneck_summary(raw, links, queue, start, end) -> dict:
-    link = raw["links"][0]
+def _forward_links(raw: dict) -> list[dict]:
+    """The monitored links data crosses (a dumbbell's bottleneck, a parking lot's
+    hops), not the reverse directions."""
+    return [link for link in raw["links"]
+            if link["name"] != "reverse" and not link["name"].endswith("-rev")]
+
+
+def _link_summary(link, links, queue, start, end) -> dict:
     delay = (metrics.queueing_delay(queue, link["capacity_bps"], link["name"], start, end)
              if queue is not None and len(queue) else {})
     rows = _window(links[links["link"] == link["name"]], start, end) if len(links) else links
-    drops = link["drops_overflow"] + link["drops_random"] + link.get("drops_early", 0)
+    drops_total = link["drops_overflow"] + link["drops_random"] + link.get("drops_early", 0)
+    window_loss = metrics.loss_rate(links, start, end, link["name"]) if len(links) else 0.0
     return {
         "name": link["name"],
         "capacity_mbps": link["capacity_bps"] / 1e6,
         "utilization": float(rows["utilization"].mean()) if len(rows) else 0.0,
-        "drops": drops,
-        "loss_rate": drops / link["arrivals"] if link["arrivals"] else 0.0,
+        "drops": int(rows["drops"].sum()) if len(rows) else 0,
+        "loss_rate": window_loss,
         "mean_queue_pkts": float(rows["queue_pkts_mean"].mean()) if len(rows) else 0.0,
         "max_queue_pkts": link["max_queue_pkts"],
-        "window_loss_rate": (metrics.loss_rate(links, start, end, link["name"])
-                             if len(links) else 0.0),
+        "window_loss_rate": window_loss,
+        "drops_total": drops_total,
+        "loss_rate_total": drops_total / link["arrivals"] if link["arrivals"] else 0.0,
         "queueing_delay_mean_ms": delay.get("mean_ms"),
         "queueing_delay_p99_ms": delay.get("p99_ms"),
     }

@@ -94,9 +94,14 @@ def test_queueing_delay_and_loss_rate():
 
 
 def test_fct_by_size_buckets():
-    c = pd.DataFrame({"bytes": [5000, 50_000, 60_000], "fct_s": [0.1, 0.3, 0.5]})
+    # The last transfer is unfinished: its 5,000 delivered bytes do not make it a
+    # small finished one.
+    c = pd.DataFrame({"size_bytes": [5000, 50_000, 60_000, 2_000_000],
+                      "delivered_bytes": [5000, 50_000, 60_000, 5000],
+                      "completed": [True, True, True, False],
+                      "fct_s": [0.1, 0.3, 0.5, None]})
     t = m.fct_by_size(c)
-    assert t["count"].tolist()[:3] == [1, 2, 0]
+    assert t["count"].tolist()[:4] == [1, 2, 0, 0]
     assert t["mean"].iloc[1] == pytest.approx(0.4)
 
 

@@ -38,6 +38,8 @@ pub struct FlowSummary {
     pub group: Option<String>,
     pub rtt_ns: u64,
     pub start_ns: u64,
+    /// The transfer's configured size; None for a bulk flow.
+    pub size_bytes: Option<u64>,
     pub bytes_delivered: u64,
     pub bytes_sent: u64,
     pub segments_sent: u64,
@@ -533,6 +535,7 @@ impl Simulation {
                     group: f.group.clone(),
                     rtt_ns: f.rtt_ns,
                     start_ns: f.start_ns,
+                    size_bytes: f.bytes,
                     bytes_delivered: self.receivers[i].delivered_bytes,
                     bytes_sent: s.counters.bytes_sent,
                     segments_sent: s.counters.segments_sent,
@@ -617,7 +620,18 @@ mod tests {
 #[cfg(test)]
 mod interval_tests {
     use super::*;
-    use crate::scenarios::dumbbell;
+    use crate::scenarios::{dumbbell, with_transfers};
+
+    /// A transfer reports its configured size beside the bytes it delivered, so
+    /// an unfinished one is told apart from a small one.
+    #[test]
+    fn transfers_report_their_size() {
+        let cfg = with_transfers(dumbbell(10e6, 20, 1.0, 0.0, 1, 1.0), 5, 400_000);
+        let res = Simulation::new(cfg).unwrap().run();
+        assert_eq!(res.flows[0].size_bytes, None);
+        assert!(res.flows[1..].iter().all(|f| f.size_bytes == Some(400_000)));
+        assert!(res.flows[1..].iter().any(|f| f.completed_ns.is_none() && f.bytes_delivered < 400_000));
+    }
 
     /// Per-interval retransmits and timeouts add up to the flow's whole-run
     /// counters (the run ends on a report boundary), so a window of intervals
