@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import json
 import math
 import tomllib
@@ -22,7 +23,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from . import traffic
 from .cc_names import available_algorithms
-from .units import UnitError, parse_buffer, parse_rate, parse_size, parse_time
+from .units import (
+    MAX_BUFFER_PKTS,
+    MIN_NONZERO_TIME_S,
+    UnitError,
+    parse_buffer,
+    parse_rate,
+    parse_size,
+    parse_time,
+)
 
 QUEUES = ("droptail", "red")
 DIRECTIONS = ("forward", "reverse")
@@ -33,16 +42,45 @@ DEFAULT_TRACE_INTERVAL_S = 0.1
 BACKGROUND_STREAM = 0xB6
 START_JITTER_STREAM = 0x5A
 
+# Bounds of what a run may ask for, each in one place (units.py holds those of
+# single values). Engine flows ([[flows]] count x streams plus long-lived
+# background flows): each holds a sender and a receiver with their scoreboards.
+MAX_FLOWS = 100_000
+# Expected web transfers of a run (load x capacity x time / mean size): each is
+# a dict while the run is built.
+MAX_WEB_FLOWS = 1_000_000
+# Segments a flow may send at once: every one is a packet in memory at once.
+# Linux caps cwnd at 2^31 - 1, far beyond what a simulation can hold.
+MAX_INITIAL_CWND = 100_000
+# The largest TCP window (RFC 7323: 2^30 bytes with window scaling).
+MAX_WINDOW_BYTES = 2**30
+# Packets in flight on one flow's path (rate x RTT / 1500 B): each is held in
+# memory with its event.
+MAX_BDP_PKTS = 10_000_000
+# Rows of the per-interval and trace tables (duration / interval x series): a
+# row costs a few hundred bytes on its way through JSON and pandas.
+MAX_TRACE_ROWS = 10_000_000
+# A scenario file larger than this is not a scenario (and TOML nesting of a few
+# thousand levels exhausts the parser's recursion).
+MAX_FILE_BYTES = 10_000_000
+MAX_NESTING = 100
+# A UDP share of the bottleneck above 10 times its rate only fills the access queue.
+MAX_SHARE_PERCENT = 1000
+
 
 class ScenarioError(ValueError):
     """A scenario that cannot run; the message names the field(s) at fault."""
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # strict: booleans are not numbers and floats not whole numbers.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True,
+                              allow_inf_nan=False)
 
 
 def _unit(parser):
+    """A check of a unit field; it sees the value as written (mode "before"), so
+    that a boolean is not first converted to a number."""
     def check(value):
         if value is None:
             return value
@@ -53,6 +91,22 @@ def _unit(parser):
         return value
 
     return check
+
+
+def _units(*fields: str, parser):
+    return field_validator(*fields, mode="before")(_unit(parser))
+
+
+def _positive_time(value):
+    return parse_time(value, allow_zero=False)
+
+
+def _window_size(value) -> int:
+    size = parse_size(value)
+    if size > MAX_WINDOW_BYTES:
+        raise UnitError(f"window {value!r} is too large; at most {MAX_WINDOW_BYTES} B "
+                        "(1GiB, the largest TCP window)")
+    return size
 
 
 class Red(_Model):
@@ -72,8 +126,8 @@ class Hop(_Model):
     loss: float = Field(0.0, ge=0.0, lt=1.0)
     red: Red = Red()
 
-    _rate = field_validator("rate")(_unit(parse_rate))
-    _delay = field_validator("delay")(_unit(parse_time))
+    _rate = _units("rate", parser=parse_rate)
+    _delay = _units("delay", parser=parse_time)
 
     @field_validator("queue")
     @classmethod
@@ -95,14 +149,14 @@ class Network(_Model):
     red: Red = Red()
     hops: list[Hop] | None = None
 
-    _rates = field_validator("bottleneck", "access_rate")(_unit(parse_rate))
-    _times = field_validator("rtt", "bottleneck_delay")(_unit(parse_time))
+    _rates = _units("bottleneck", "access_rate", parser=parse_rate)
+    _times = _units("rtt", "bottleneck_delay", parser=parse_time)
     _queue = field_validator("queue")(Hop._queue.__func__)
 
 
 class Flow(_Model):
     cc: str = "reno"
-    count: int = Field(1, ge=1)
+    count: int = Field(1, ge=1, le=MAX_FLOWS)
     streams: int = Field(1, ge=1, le=1024)
     start: str | float | list[str | float] = "0s"
     start_jitter: str | float = "0s"
@@ -114,20 +168,21 @@ class Flow(_Model):
     sack: bool = True
     delayed_ack: bool = True
     delack_timeout: str | float = "40ms"
-    initial_cwnd: int = Field(10, ge=1)
+    initial_cwnd: int = Field(10, ge=1, le=MAX_INITIAL_CWND)
     mtu: int = Field(1500, ge=576, le=65535)
-    mss: int | None = None
+    mss: int | None = Field(None, ge=1, le=65535)
     params: dict[str, Any] = {}
     direction: str = "forward"
     path: list[int] | None = None
-    txqueuelen: int | None = Field(None, ge=1)
+    txqueuelen: int | None = Field(None, ge=1, le=MAX_BUFFER_PKTS)
     label: str | None = None
 
-    _times = field_validator("stop", "rtt", "delack_timeout", "start_jitter",
-                             "send_overhead")(_unit(parse_time))
-    _sizes = field_validator("max_window", "bytes")(_unit(parse_size))
+    _times = _units("stop", "rtt", "delack_timeout", "start_jitter", "send_overhead",
+                    parser=parse_time)
+    _sizes = _units("bytes", parser=parse_size)
+    _window = _units("max_window", parser=_window_size)
 
-    @field_validator("start")
+    @field_validator("start", mode="before")
     @classmethod
     def _start(cls, v):
         for item in v if isinstance(v, list) else [v]:
@@ -165,10 +220,11 @@ def _share_check(value):
             share = float(value.strip()[:-1])
         except ValueError:
             raise ValueError(f"bad share {value!r}; use e.g. '20%'") from None
-        if share < 0:
-            raise ValueError("a share must be non-negative")
+        if not 0 <= share <= MAX_SHARE_PERCENT:
+            raise ValueError(f"share {value!r} out of range; allowed: 0% to "
+                             f"{MAX_SHARE_PERCENT}% of the bottleneck")
         return value
-    if value == 0 or value == "0":
+    if not isinstance(value, bool) and (value == 0 or value == "0"):
         return value
     return _unit(parse_rate)(value)
 
@@ -177,7 +233,7 @@ class Udp(_Model):
     rate: str | float
     amplitude: str | float = 0
     period: str | float = "60s"
-    phase: float = 0.0
+    phase: float = Field(0.0, ge=-1e6, le=1e6)
     start: str | float = "0s"
     stop: str | float | None = None
     packet: int = Field(1500, ge=29, le=65535)
@@ -185,8 +241,9 @@ class Udp(_Model):
     path: list[int] | None = None
     rtt: str | float | None = None
 
-    _shares = field_validator("rate", "amplitude")(_share_check)
-    _times = field_validator("period", "start", "stop", "rtt")(_unit(parse_time))
+    _shares = field_validator("rate", "amplitude", mode="before")(_share_check)
+    _times = _units("start", "stop", "rtt", parser=parse_time)
+    _positive = _units("period", parser=_positive_time)
     _direction = field_validator("direction")(Flow._direction.__func__)
 
 
@@ -198,10 +255,11 @@ class RttDist(_Model):
     low: str | float = "10ms"
     high: str | float = "300ms"
     median: str | float = "80ms"
-    sigma: float = Field(0.8, gt=0)
+    # A lognormal sigma above 3 spreads RTTs over 10^15 (past any time bound).
+    sigma: float = Field(0.8, gt=0, le=3)
     file: str | None = None
 
-    _times = field_validator("value", "low", "high", "median")(_unit(parse_time))
+    _times = _units("value", "low", "high", "median", parser=_positive_time)
 
     @field_validator("kind")
     @classmethod
@@ -226,7 +284,7 @@ class RttDist(_Model):
 
 
 class LongLived(_Model):
-    count: int = Field(0, ge=0)
+    count: int = Field(0, ge=0, le=MAX_FLOWS)
     cc: str = "reno"
     window: str | int = "64KB"
     direction: str = "forward"
@@ -235,19 +293,21 @@ class LongLived(_Model):
 
     _cc = field_validator("cc")(Flow._cc.__func__)
     _direction = field_validator("direction")(Flow._direction.__func__)
-    _window = field_validator("window")(_unit(parse_size))
-    _jitter = field_validator("jitter")(_unit(parse_time))
+    _window = _units("window", parser=_window_size)
+    _jitter = _units("jitter", parser=parse_time)
 
 
 class Sizes(_Model):
-    mu: float = traffic.SURGE_BODY_MU
-    sigma: float = Field(traffic.SURGE_BODY_SIGMA, gt=0)
+    # ln(bytes) of the lognormal body: e^40 is past any size bound, and a larger
+    # mu or sigma overflows the mean.
+    mu: float = Field(traffic.SURGE_BODY_MU, ge=-40, le=40)
+    sigma: float = Field(traffic.SURGE_BODY_SIGMA, gt=0, le=10)
     alpha: float = Field(traffic.SURGE_TAIL_ALPHA, gt=1)
     k: str | int = "133KB"
     tail_fraction: float = Field(traffic.SURGE_TAIL_FRACTION, ge=0, le=1)
     cap: str | int = "100MB"
 
-    _sizes = field_validator("k", "cap")(_unit(parse_size))
+    _sizes = _units("k", "cap", parser=parse_size)
 
     def model(self) -> traffic.SizeModel:
         return traffic.SizeModel(mu=self.mu, sigma=self.sigma, alpha=self.alpha,
@@ -267,8 +327,8 @@ class Web(_Model):
 
     _cc = field_validator("cc")(Flow._cc.__func__)
     _direction = field_validator("direction")(Flow._direction.__func__)
-    _window = field_validator("window")(_unit(parse_size))
-    _times = field_validator("start", "stop")(_unit(parse_time))
+    _window = _units("window", parser=_window_size)
+    _times = _units("start", "stop", parser=parse_time)
 
 
 class Background(_Model):
@@ -284,9 +344,8 @@ class Run(_Model):
     seed: int = Field(1, ge=0, lt=2**63)
     backend: str = "sim"
 
-    _times = field_validator("measure_from")(_unit(parse_time))
-    _positive = field_validator("duration", "interval", "trace_interval")(
-        _unit(lambda v: parse_time(v, allow_zero=False)))
+    _times = _units("measure_from", parser=parse_time)
+    _positive = _units("duration", "interval", "trace_interval", parser=_positive_time)
 
     @field_validator("backend")
     @classmethod
@@ -298,7 +357,7 @@ class Run(_Model):
 
 class Scenario(_Model):
     network: Network = Network()
-    flows: list[Flow] = Field(default_factory=lambda: [Flow()])
+    flows: list[Flow] = []
     udp: list[Udp] = []
     background: Background = Background()
     run: Run = Run()
@@ -336,33 +395,122 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
     return model
 
 
+# Pydantic's type errors in the words of the scenario reference.
+_TYPE_WORDS = {
+    "int_type": "must be a whole number", "float_type": "must be a number",
+    "string_type": "must be a string", "bool_type": "must be true or false",
+    "finite_number": "must be a finite number", "list_type": "must be a list",
+    "dict_type": "must be a table", "model_type": "must be a table",
+    "model_attributes_type": "must be a table", "missing": "is required",
+}
+_BOUND_WORDS = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"),
+                "less_than_equal": ("<=", "le"), "less_than": ("<", "lt")}
+
+
 def _message(err: dict) -> str:
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))
     where = _loc(loc) or "scenario"
-    if err["type"] == "extra_forbidden":
-        model = _model_at(loc)
-        allowed = ", ".join(model.model_fields) if model else "see docs/user-guide.md"
-        return f"{where}: unknown key; allowed: {allowed}"
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        keys = list(_model_at(loc).model_fields) if _model_at(loc) else []
+        allowed = ", ".join(keys) or "see docs/user-guide.md"
+        return f"{where}: unknown key{_suggest(str(loc[-1]), keys)}; allowed: {allowed}"
+    got = "" if kind == "missing" else f", got {_short(err.get('input'))}"
+    if kind in _TYPE_WORDS:
+        return f"{where}: {_TYPE_WORDS[kind]}{got}"
+    if kind in _BOUND_WORDS:
+        op, key = _BOUND_WORDS[kind]
+        return f"{where}: must be {op} {err['ctx'][key]}{got}"
     msg = err["msg"].removeprefix("Value error, ")
     return f"{where}: {msg}"
 
 
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    """' (did you mean 'x'?)' for a near miss of a known key, else ''."""
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def validate(data: dict) -> Scenario:
+    if not isinstance(data, dict):
+        raise ScenarioError("scenario: must be a table of [network], [[flows]], [run]...")
     try:
-        return Scenario.model_validate(data)
+        sc = Scenario.model_validate(data)
     except ValidationError as e:
         raise ScenarioError("\n".join(_message(err) for err in e.errors())) from None
+    bg = sc.background
+    if not sc.flows and not sc.udp and not any(ll.count for ll in bg.long_lived) \
+            and not any(w.load > 0 for w in bg.web):
+        # No flow is invented: a run without traffic measures nothing.
+        raise ScenarioError("flows: at least one [[flows]] entry (or [[udp]] / [background]) "
+                            "is needed")
+    _check_rtts(sc)
+    return sc
+
+
+def _check_rtts(sc: Scenario) -> None:
+    """An RTT of 0 means "no emulated delay" on the testbed; the simulator needs
+    a positive one (a path without delay has no BDP, so '1bdp' would be 1 packet)."""
+    if sc.run.backend != "sim":
+        return
+    rtts = [("network.rtt", sc.network.rtt)]
+    rtts += [(f"flows[{k}].rtt", f.rtt) for k, f in enumerate(sc.flows)]
+    rtts += [(f"udp[{i}].rtt", u.rtt) for i, u in enumerate(sc.udp)]
+    for field, rtt in rtts:
+        if rtt is not None and parse_time(rtt) < MIN_NONZERO_TIME_S:
+            raise ScenarioError(f"{field}: must be positive on the simulator, got "
+                                f"{_short(rtt)} (0 means no emulated delay: testbed only)")
 
 
 def read_toml(path: str | Path, what: str) -> dict:
-    """A TOML file as a dict; a missing or malformed file is a ScenarioError."""
+    """A TOML file as a dict; a missing, unreadable or malformed file is a
+    ScenarioError (one line)."""
     path = Path(path)
     try:
-        return tomllib.loads(path.read_text())
+        if path.is_dir():
+            raise ScenarioError(f"{path}: is a directory, not a {what} file")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ScenarioError(f"{path}: larger than {MAX_FILE_BYTES // 10**6} MB; "
+                                f"not a {what} file")
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise ScenarioError(f"{path}: no such {what} file") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"{path}: not UTF-8 text (byte {e.start}); a {what} file "
+                            "is TOML text") from None
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read the {what} file: {e.strerror}") from None
+    return _parse_toml(text, str(path))
+
+
+def _parse_toml(text: str, where: str) -> dict:
+    if _nesting(text) > MAX_NESTING:
+        raise ScenarioError(f"{where}: arrays or tables nested deeper than {MAX_NESTING} "
+                            "levels; not a scenario")
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{path}: not valid TOML: {e}") from None
+        raise ScenarioError(f"{where}: not valid TOML: {str(e).splitlines()[0]}") from None
+    except RecursionError:
+        raise ScenarioError(f"{where}: nested too deeply; not a scenario") from None
+
+
+def _nesting(text: str) -> int:
+    """An upper bound on the bracket nesting of a TOML text (brackets inside
+    strings count too: a bound, checked before tomllib recurses into it)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return deepest
 
 
 def load_scenario(source: str | Path | dict | Scenario,
@@ -380,36 +528,44 @@ def load_scenario(source: str | Path | dict | Scenario,
     return validate(data)
 
 
-def _parse_value(text: str) -> Any:
+def _parse_value(text: str, key: str) -> Any:
+    """A TOML value, or the text itself when it is not one (bare strings)."""
+    if _nesting(text) > MAX_NESTING:
+        raise ScenarioError(f"--set {key}: value nested deeper than {MAX_NESTING} levels")
     try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+        parsed = tomllib.loads(f"v = {text}")
+    except (tomllib.TOMLDecodeError, RecursionError):
         return text
+    return parsed["v"] if list(parsed) == ["v"] else text
 
 
 def apply_override(data: dict, item: str) -> None:
     """Set one `dotted.key=value` in a scenario dict (creating tables as needed)."""
     if "=" not in item:
-        raise ScenarioError(f"--set {item!r}: expected dotted.key=value")
+        raise ScenarioError(f"--set {_short(item)}: expected dotted.key=value")
     key, _, text = item.partition("=")
-    parts = key.strip().split(".")
+    parts = [p.strip() for p in key.strip().split(".")]
+    if not all(parts):
+        raise ScenarioError(f"--set {_short(item)}: expected dotted.key=value (a key part "
+                            "is empty)")
+    key = ".".join(parts)
     node: Any = data
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
         if isinstance(node, list):
             if not part.isdigit() or int(part) >= len(node):
-                raise ScenarioError(f"--set {key}: index {part!r} out of range "
+                raise ScenarioError(f"--set {key}: index {_short(part)} out of range "
                                     f"(the list has {len(node)} entries)")
             idx = int(part)
             if last:
-                node[idx] = _parse_value(text)
+                node[idx] = _parse_value(text, key)
             else:
                 node = node[idx]
             continue
         if not isinstance(node, dict):
             raise ScenarioError(f"--set {key}: {'.'.join(parts[:i])} is not a table")
         if last:
-            node[part] = _parse_value(text)
+            node[part] = _parse_value(text, key)
         else:
             if part not in node:
                 node[part] = [{}] if part in ("flows", "udp") and parts[i + 1].isdigit() else {}
@@ -486,12 +642,71 @@ def _check_params(f: Flow, k: int) -> None:
                             f"flows[{k}].cc: {e}") from None
 
 
-def _engine_flows(sc: Scenario, rtt_s: float) -> tuple[list[dict], list[dict]]:
+def _hop_delays(net: Network) -> list[float]:
+    """One-way delay of each hop of the chain (one hop: the dumbbell), seconds."""
+    if net.hops:
+        return [parse_time(h.delay) for h in net.hops]
+    return [parse_time(net.bottleneck_delay)]
+
+
+def _narrowest(net: Network) -> float:
+    return min(parse_rate(h.rate) for h in net.hops) if net.hops else parse_rate(net.bottleneck)
+
+
+def _check_path(field: str, direction: str, path: list[int] | None, net: Network,
+                rtt_s: float, rtt_field: str) -> None:
+    """The checks of the engine's `check_path`, in the scenario's words: a path
+    of two different routers of the chain, and an RTT that covers it."""
+    delays = _hop_delays(net)
+    n = len(delays)
+    if path is not None and (len(path) != 2 or path[0] == path[1]
+                             or not all(0 <= r <= n for r in path)):
+        raise ScenarioError(f"{field}.path: give [enter, leave], two different routers "
+                            f"in 0..{n}, got {_short(path)}")
+    a, b = path if path is not None else ((n, 0) if direction == "reverse" else (0, n))
+    one_way = sum(delays[min(a, b):max(a, b)])
+    if _ns(rtt_s) < 2 * _ns(one_way):
+        raise ScenarioError(f"{rtt_field}: {rtt_s * 1e3:g} ms is less than twice the "
+                            f"one-way delay of the path ({one_way * 1e3:g} ms)")
+
+
+def _check_times(field: str, starts: list[float], stop: float | None, duration: float) -> None:
+    if max(starts) >= duration:
+        raise ScenarioError(f"{field}.start: {max(starts):g} s is at or after the end of the "
+                            f"run (run.duration = {duration:g} s)")
+    if stop is not None and stop <= min(starts):
+        raise ScenarioError(f"{field}.stop: {stop:g} s must be after the start "
+                            f"({min(starts):g} s)")
+
+
+def _check_flow(sc: Scenario, f: Flow, k: int, rtt_s: float, duration: float) -> None:
+    """What the models cannot check alone: times against the run, the path and
+    its RTT, the packets the path holds in flight."""
+    own = [parse_time(s) for s in (f.start if isinstance(f.start, list) else [f.start])]
+    _check_times(f"flows[{k}]", own, parse_time(f.stop) if f.stop is not None else None,
+                 duration)
+    rtt = parse_time(f.rtt) if f.rtt is not None else rtt_s
+    rtt_field = f"flows[{k}].rtt" if f.rtt is not None else "network.rtt"
+    _check_path(f"flows[{k}]", f.direction, f.path, sc.network, rtt, rtt_field)
+    bdp_pkts = _narrowest(sc.network) * rtt / 8 / 1500
+    if bdp_pkts > MAX_BDP_PKTS:
+        raise ScenarioError(f"{rtt_field}: the path holds {bdp_pkts:.3g} packets in flight "
+                            f"(rate x RTT); at most {MAX_BDP_PKTS:.0e}")
+
+
+def _engine_flows(sc: Scenario, rtt_s: float,
+                  duration: float) -> tuple[list[dict], list[dict]]:
     """Expand flow entries (count x streams) into engine flows; returns them and
     one record per logical flow (id, label, engine flow ids)."""
     engine, logical = [], []
+    total = sum(f.count * f.streams for f in sc.flows) + sum(
+        ll.count for ll in sc.background.long_lived)
+    if total > MAX_FLOWS:
+        raise ScenarioError(f"flows: {total} flows (count x streams, plus "
+                            f"background.long_lived); at most {MAX_FLOWS}")
     for k, f in enumerate(sc.flows):
         _check_params(f, k)
+        _check_flow(sc, f, k, rtt_s, duration)
         mss = f.mss if f.mss is not None else f.mtu - HEADER_BYTES
         if not 0 < mss < f.mtu:
             raise ScenarioError(f"flows[{k}].mss: must be positive and below the MTU ({f.mtu})")
@@ -534,7 +749,12 @@ def _send_overhead(f: Flow) -> dict:
 
 def _udp(sc: Scenario, rate_bps: float, rtt_s: float, duration_s: float) -> list[dict]:
     out = []
-    for u in sc.udp:
+    for i, u in enumerate(sc.udp):
+        _check_times(f"udp[{i}]", [parse_time(u.start)],
+                     parse_time(u.stop) if u.stop is not None else None, duration_s)
+        _check_path(f"udp[{i}]", u.direction, u.path, sc.network,
+                    parse_time(u.rtt) if u.rtt is not None else rtt_s,
+                    f"udp[{i}].rtt" if u.rtt is not None else "network.rtt")
         out.append({
             "rate_bps": _rate_or_share(u.rate, rate_bps),
             "amplitude_bps": _rate_or_share(u.amplitude, rate_bps),
@@ -571,7 +791,19 @@ def _background(sc: Scenario, rate_bps: float, duration_s: float,
                for w in bg.web]
     except (ValueError, OSError) as e:
         raise ScenarioError(f"background: {e}") from None
+    for j, w in enumerate(web):
+        _check_web(j, w, rate_bps, duration_s)
     return {"seed": sc.run.seed, "rate_bps": rate_bps, "long_lived": long_lived, "web": web}
+
+
+def _check_web(j: int, w: dict, rate_bps: float, duration_s: float) -> None:
+    field = f"background.web[{j}]"
+    _check_times(field, [w["start_s"]], w["stop_s"], duration_s)
+    mean = traffic.SizeModel(**w["sizes"]).mean()
+    expected = w["load"] * rate_bps * (w["stop_s"] - w["start_s"]) / (8 * mean)
+    if not expected <= MAX_WEB_FLOWS:
+        raise ScenarioError(f"{field}.load: about {expected:.3g} transfers (load x rate x "
+                            f"time / mean size {mean:.3g} B); at most {MAX_WEB_FLOWS:.0e}")
 
 
 def _rtt_model(d: dict) -> traffic.RttModel:
@@ -596,6 +828,17 @@ def expand_background(recipe: dict) -> list[dict]:
     return out
 
 
+def _check_rows(duration: float, interval: float, trace: float, series: int) -> None:
+    """The per-interval and trace tables must fit in memory."""
+    step, field = (trace, "run.trace_interval") if trace <= interval else (
+        interval, "run.interval")
+    rows = duration / step * series
+    if rows > MAX_TRACE_ROWS:
+        raise ScenarioError(f"{field}: {duration:g} s / {step:g} s x {series} series = "
+                            f"{rows:.3g} table rows; at most {MAX_TRACE_ROWS:.0e} (raise "
+                            f"{field} or shorten run.duration)")
+
+
 def resolve(sc: Scenario, *, seed: int | None = None, base_dir: Path | None = None) -> dict:
     """The engine config for a validated scenario, plus a `meta` block the front
     end keeps (logical flows, measurement window, backend)."""
@@ -615,11 +858,13 @@ def resolve(sc: Scenario, *, seed: int | None = None, base_dir: Path | None = No
              else min(interval, DEFAULT_TRACE_INTERVAL_S))
     fwd = _buffer(net.buffer, rate, rtt_s, "network.buffer")
     rev = _buffer(net.reverse_buffer or net.buffer, rate, rtt_s, "network.reverse_buffer")
-    flows, logical = _engine_flows(sc, rtt_s)
+    flows, logical = _engine_flows(sc, rtt_s, duration)
     background = _background(sc, rate, duration, base_dir)
     udp = _udp(sc, rate, rtt_s, duration)
     if not flows and not udp and not background:
-        raise ScenarioError("flows: at least one flow or UDP stream is needed")
+        raise ScenarioError("flows: at least one [[flows]] entry (or [[udp]] / [background]) "
+                            "is needed")
+    _check_rows(duration, interval, trace, len(flows) + len(udp) + 2 * len(net.hops or [1]))
     network = {
         "bottleneck_rate_bps": rate,
         "bottleneck_delay_ns": _ns(parse_time(net.bottleneck_delay)),

@@ -20,12 +20,13 @@ def resolved(data, overrides=()):
 
 
 @pytest.mark.parametrize("data,field", [
-    ({"run": {"duraton": "1s"}}, "run.duraton: unknown key; allowed: duration"),
+    ({"run": {"duraton": "1s"}},
+     "run.duraton: unknown key (did you mean 'duration'?); allowed: duration"),
     ({"network": {"bottlenek": "1Gbps"}}, "network.bottlenek: unknown key"),
     ({"flows": [{"cc": "foo"}]}, "flows[0].cc: unknown algorithm 'foo'; allowed: reno"),
     ({"network": {"bottleneck": "100Mbs"}}, "network.bottleneck: bad rate"),
     ({"network": {"bottleneck": "-1Mbps"}}, "network.bottleneck: rate '-1Mbps' must be positive"),
-    ({"network": {"bottleneck": 0}}, "network.bottleneck: rate 0.0 must be positive"),
+    ({"network": {"bottleneck": 0}}, "network.bottleneck: rate 0 must be positive"),
     ({"network": {"queue": "codel"}},
      "network.queue: unknown queue 'codel'; allowed: droptail, red"),
     ({"network": {"loss": 1.5}}, "network.loss"),
@@ -46,7 +47,7 @@ def resolved(data, overrides=()):
 ])
 def test_bad_input_names_the_field(data, field):
     with pytest.raises(ScenarioError) as e:
-        resolved(data)
+        resolved({"flows": [{}], **data})
     assert field in str(e.value)
 
 
@@ -64,7 +65,7 @@ def test_flow_ids_follow_expansion_order():
        seed=st.integers(0, 2**40))
 def test_start_jitter_draws_each_start_within_its_window_from_the_seed(start, jitter, count, seed):
     doc = {"flows": [{"count": count, "start": start, "start_jitter": jitter, "streams": 2},
-                     {"start": start}]}
+                     {"start": start}], "run": {"duration": "200s"}}
     r = resolve(load_scenario(doc), seed=seed)
     starts = [f["start_ns"] / 1e9 for f in r["flows"]]
     jittered, plain = starts[:2 * count], starts[2 * count:]
@@ -95,7 +96,7 @@ def test_parallel_streams_expand_and_split_the_transfer():
 
 def test_buffer_resolution_uses_the_network_bdp():
     r = resolved({"network": {"bottleneck": "100Mbps", "rtt": "100ms", "buffer": "20%bdp",
-                              "reverse_buffer": "2MB"}})
+                              "reverse_buffer": "2MB"}, "flows": [{}]})
     n = r["network"]
     assert (n["buffer_pkts"], n["buffer_bytes"]) == (167, None)
     assert (n["reverse_buffer_pkts"], n["reverse_buffer_bytes"]) == (None, 2_000_000)

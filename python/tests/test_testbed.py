@@ -37,14 +37,15 @@ def caps(**over):
 
 
 def engine(data):
-    return engine_config(resolve(load_scenario(data)))
+    return engine_config(resolve(load_scenario({"flows": [{}], **data})))
 
 
 @pytest.mark.parametrize("data,needle", [
     ({"flows": [{"cc": "highspeed"}]}, "flows[0].cc: the kernel offers bbr, cubic, reno"),
     ({"network": {"queue": "red"}}, "no red qdisc"),
     ({"network": {"bottleneck": "1Gbps"}}, "beyond this machine's delay line"),
-    ({"network": {"bottleneck": "2Gbps", "rtt": "0ms"}}, "beyond what this machine forwards"),
+    ({"network": {"bottleneck": "2Gbps", "rtt": "0ms"}, "run": {"backend": "testbed"}},
+     "beyond what this machine forwards"),
     ({"flows": [{"direction": "reverse"}]}, "flows[0].direction: only forward"),
     ({"flows": [{"cc": "cubic", "params": {"beta": 0.5}}]}, "flows[0].params"),
     ({"flows": [{"count": 9}]}, "at most 8"),
@@ -60,7 +61,8 @@ def test_emulated_delay_without_the_delay_line_binary_is_refused():
     reason = testbed.refuse_reason(engine({}), caps(delay_line=None))
     assert "tcpeval-delayline" in reason and "make setup" in reason
     # Without delay the binary is not needed.
-    assert testbed.refuse_reason(engine({"network": {"rtt": "0ms"}}), caps(delay_line=None)) is None
+    no_delay = {"network": {"rtt": "0ms"}, "run": {"backend": "testbed"}}
+    assert testbed.refuse_reason(engine(no_delay), caps(delay_line=None)) is None
 
 
 def test_the_delay_line_binary_is_found_through_the_environment(monkeypatch, tmp_path):
@@ -453,7 +455,7 @@ def test_an_invalid_testbed_run_is_a_failed_sweep_point(monkeypatch):
     from tcpeval import sweep
 
     run_mod = importlib.import_module("tcpeval.run")  # the package exports run() as `run`
-    resolved = resolve(load_scenario({"run": {"backend": "testbed"}}))
+    resolved = resolve(load_scenario({"run": {"backend": "testbed"}, "flows": [{}]}))
     invalid = {"validity": {"valid": False, "reasons": ["reordering near zero: 99 events"]}}
     monkeypatch.setattr(run_mod, "run_backend", lambda r: (invalid, 1.0))
     key, result, error = sweep.execute(sweep.RunSpec({}, 0, 1, resolved))
@@ -475,7 +477,8 @@ def test_the_cli_exits_1_on_an_invalid_run_and_says_why(monkeypatch, tmp_path):
 
     monkeypatch.setattr(run_mod, "run_backend", fake)
     scenario = tmp_path / "s.toml"
-    scenario.write_text('[network]\nbottleneck = "10Mbps"\nrtt = "20ms"\n[run]\nduration = "2s"\n')
+    scenario.write_text('[network]\nbottleneck = "10Mbps"\nrtt = "20ms"\n[[flows]]\n'
+                        '[run]\nduration = "2s"\n')
     r = CliRunner().invoke(cli.app, ["run", str(scenario), "--out", str(tmp_path / "o")])
     assert r.exit_code == 1 and "invalid run" in r.output and "carried 130" in r.output
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
