@@ -372,7 +372,7 @@ class Store:
 
         rows, ok = [], set()
         for run in sorted((self.root / "runs").iterdir()):
-            if run.name.startswith("."):  # a write in progress (or left by a killed writer)
+            if run.name.startswith(".") or not run.is_dir():  # a write in progress, a stray file
                 continue
             try:
                 params, summary = _read_run(run, store_run=True)

@@ -280,6 +280,9 @@ def _runner(todo: list[RunSpec], workers: int | None, dask: str | None,
 
 
 class _NothingToRun(contextlib.nullcontext):
+    def __enter__(self):
+        return self  # nullcontext's would be None
+
     def results(self, stop, idle):
         return iter(())
 
