@@ -41,17 +41,25 @@ def flow_table(summary: dict) -> Table:
     for f in summary["flows"]:
         table.add_row(f["label"], f["cc"], str(f["streams"]), _fmt(f["rtt_ms"]),
                       _fmt(f["start_s"]), _fmt(f["throughput_mbps"], 2),
-                      _fmt(f["throughput_std_mbps"], 2), str(f["retransmits"]),
-                      str(f["timeouts"]), _fmt(f["mean_cwnd_pkts"]), _fmt(f["mean_srtt_ms"]))
+                      _fmt(f["throughput_std_mbps"], 2), _count(f["retransmits"]),
+                      _count(f["timeouts"]), _fmt(f["mean_cwnd_pkts"]), _fmt(f["mean_srtt_ms"]))
     return table
+
+
+def _count(value: int | None) -> str:
+    """A windowed count; '-' where the run did not record it per interval."""
+    return "-" if value is None else str(value)
 
 
 def print_summary(summary: dict, out_dir: Path | None) -> None:
     out.print(flow_table(summary))
     b = summary["bottleneck"]
     start, end = summary["window_s"]
+    # A parking lot's bottleneck is its narrowest hop: say which.
+    name = "" if b["name"] == "bottleneck" else f" ({b['name']})"
     out.print(
-        f"bottleneck {b['capacity_mbps']:g} Mbit/s: utilization {100 * b['utilization']:.1f}%, "
+        f"bottleneck{name} {b['capacity_mbps']:g} Mbit/s: "
+        f"utilization {100 * b['utilization']:.1f}%, "
         f"drops {b['drops']}, loss rate {b['loss_rate']:.2e}, "
         f"mean queue {b['mean_queue_pkts']:.1f} pkts   (window {start:g}-{end:g} s)",
         highlight=False)
@@ -131,8 +139,10 @@ def run(
         result = run_scenario(scenario, overrides=set_ or [], seed=seed, backend=backend)
     except ScenarioError as e:
         _fail(str(e))
-    except KeyboardInterrupt:
-        err.print("interrupted; nothing written (a testbed run was torn down)")
+    except KeyboardInterrupt as e:
+        torn_down = getattr(e, "backend", None) == "testbed"
+        err.print("interrupted; nothing written" + (" (a testbed run was torn down)"
+                                                    if torn_down else ""))
         raise typer.Exit(EXIT_INTERRUPTED) from None
     _write_run(result, target, force)
     _stop_if_invalid(result.summary, target)
@@ -191,6 +201,12 @@ def metrics(
         summary = resummarize(load_run(result_dir), *window)
     except (ScenarioError, UnitError) as e:
         _fail(str(e))
+    missing = [c for c in ("retransmits", "timeouts")
+               if any(f[c] is None for f in summary["flows"])]
+    if missing:
+        err.print(f"note: {' and '.join(missing)} per window unavailable: this run does not "
+                  "record them per interval (whole-run counts: "
+                  f"{', '.join(c + '_total' for c in missing)})", highlight=False)
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:

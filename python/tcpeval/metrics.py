@@ -47,7 +47,9 @@ def stability_index(series: Sequence[float]) -> float:
     et al., seed 000 section 3: "stability index"; lower is steadier). Population
     std; NaN when the mean is 0."""
     x = np.asarray(series, dtype=float)
-    m = x.mean() if len(x) else math.nan
+    if not len(x):
+        return math.nan
+    m = x.mean()
     return float(x.std() / m) if m else math.nan
 
 

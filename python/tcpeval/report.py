@@ -43,8 +43,14 @@ def _per_flow_plot(df, column: str, ylabel: str, title: str, labels: dict[int, s
     return _png(fig)
 
 
+def bottleneck_queue(result: Result):
+    """The queue samples of the summary's bottleneck (a parking lot's narrowest hop)."""
+    return result.queue[result.queue["link"] == result.summary["bottleneck"]["name"]]
+
+
 def _queue_plot(result: Result) -> str:
-    q = result.queue[result.queue["link"] == result.summary["bottleneck"]["name"]]
+    name = result.summary["bottleneck"]["name"]
+    q = bottleneck_queue(result)
     fig, ax = plt.subplots(figsize=(8, 2.6))
     ax.plot(q["t_s"], q["queue_pkts"], lw=0.8, label="queue")
     if "red_avg_pkts" in q and q["red_avg_pkts"].notna().any():
@@ -52,7 +58,7 @@ def _queue_plot(result: Result) -> str:
         ax.legend(fontsize=7)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("packets")
-    ax.set_title("bottleneck queue")
+    ax.set_title("bottleneck queue" if name == "bottleneck" else f"bottleneck queue ({name})")
     ax.grid(alpha=0.3)
     return _png(fig)
 
@@ -67,7 +73,7 @@ def _summary_table(summary: dict) -> str:
         for c in cols:
             v = f.get(c)
             cells.append(f"<td>{v:.2f}</td>" if isinstance(v, float) else
-                         f"<td>{html.escape(str(v))}</td>")
+                         f"<td>{html.escape('-' if v is None else str(v))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
@@ -93,9 +99,10 @@ def run_report(result: Result, path: str | Path, title: str = "tcpeval run") -> 
     ]
     start, end = s["window_s"]
     jain = "-" if s["jain_index"] is None else f"{s['jain_index']:.3f}"
+    hop = "" if b["name"] == "bottleneck" else f" ({html.escape(b['name'])})"
     body = f"""<h1>{html.escape(title)}</h1>
 <p>backend {s['backend']}, seed {s['seed']}, measurement window {start:g}-{end:g} s.
-Bottleneck {b['capacity_mbps']:g} Mbit/s: utilization {100 * b['utilization']:.1f}%,
+Bottleneck{hop} {b['capacity_mbps']:g} Mbit/s: utilization {100 * b['utilization']:.1f}%,
 drops {b['drops']}, loss rate {b['loss_rate']:.2e}, mean queue {b['mean_queue_pkts']:.1f}
 packets. Jain index {jain}.</p>
 {_summary_table(s)}

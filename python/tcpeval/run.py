@@ -51,20 +51,34 @@ def simulate(config: dict) -> dict:
         raise ScenarioError(f"engine: {e}") from None
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run, naming the backend that was running (the testbed has
+    torn its network down by then), so the message can fit it."""
+
+    def __init__(self, backend: str):
+        super().__init__(backend)
+        self.backend = backend
+
+
 def run_backend(resolved: dict) -> tuple[dict, float]:
     """Run the resolved scenario on its backend; returns the engine-shaped result
     and the wall time of the run."""
     t0 = time.perf_counter()
-    if resolved["meta"]["backend"] == "testbed":
-        from . import testbed
-
-        try:
-            raw = testbed.run_engine_config(engine_config(resolved))
-        except (testbed.TestbedUnavailable, testbed.TestbedError) as e:
-            raise ScenarioError(f"backend testbed: {e}") from None
-    else:
-        raw = simulate(engine_config(resolved))
+    backend = resolved["meta"]["backend"]
+    try:
+        raw = _testbed(resolved) if backend == "testbed" else simulate(engine_config(resolved))
+    except KeyboardInterrupt:
+        raise RunInterrupted(backend) from None
     return raw, time.perf_counter() - t0
+
+
+def _testbed(resolved: dict) -> dict:
+    from . import testbed
+
+    try:
+        return testbed.run_engine_config(engine_config(resolved))
+    except (testbed.TestbedUnavailable, testbed.TestbedError) as e:
+        raise ScenarioError(f"backend testbed: {e}") from None
 
 
 def run(scenario: str | Path | dict | Scenario, *, overrides=(), seed: int | None = None,

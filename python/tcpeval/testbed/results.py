@@ -35,10 +35,12 @@ def _end(records: list[dict]) -> dict:
 
 
 def intervals(plan: Plan, m: dict) -> dict:
-    """Goodput per report interval: bytes the sink's application read."""
+    """Goodput per report interval (bytes the sink's application read) and
+    retransmits (the sender's tcpi_total_retrans). Timeouts are only counted per
+    run (TcpExt at the end), so there is no timeouts column."""
     b = _boundaries(plan)
-    out = {"t_ns": [], "flow": [], "delivered_bytes": []}
-    for f, recs in zip(plan.flows, m["sinks"], strict=True):
+    out = {"t_ns": [], "flow": [], "delivered_bytes": [], "retransmits": []}
+    for f, recs, sent in zip(plan.flows, m["sinks"], m["senders"], strict=True):
         points = [(0.0, 0)] + [(r["t"], r["bytes"]) for r in _kind(recs, "sample")]
         first = _end(recs).get("first_byte")
         if first is not None:
@@ -48,11 +50,19 @@ def intervals(plan: Plan, m: dict) -> dict:
         points.sort()
         cum = _at([t for t, _ in points], [v for _, v in points], b)
         delivered = np.diff(np.concatenate([[0.0], np.round(cum)]))
-        for t, d in zip(b, delivered, strict=True):
+        for t, d, r in zip(b, delivered, _retransmits(sent, b), strict=True):
             out["t_ns"].append(int(round(t * NS)))
             out["flow"].append(f.index)
             out["delivered_bytes"].append(int(max(d, 0)))
+            out["retransmits"].append(int(r))
     return out
+
+
+def _retransmits(records: list[dict], boundaries: np.ndarray) -> np.ndarray:
+    """Segments retransmitted per report interval, from the cumulative count."""
+    points = [(0.0, 0)] + [(r["t"], r["total_retrans"]) for r in _kind(records, "sample")]
+    cum = _at([t for t, _ in points], [v for _, v in points], boundaries)
+    return np.maximum(np.diff(np.concatenate([[0.0], np.round(cum)])), 0)
 
 
 def trace(plan: Plan, m: dict) -> dict:
@@ -147,7 +157,7 @@ def flows(plan: Plan, config: dict, m: dict) -> list[dict]:
         completed = got.get("completed")
         out.append({
             "id": f.index, "cc": cfg["cc"], "kernel_cc": end.get("cc"),
-            "rtt_ns": cfg["rtt_ns"], "start_ns": cfg["start_ns"],
+            "rtt_ns": cfg["rtt_ns"], "start_ns": cfg["start_ns"], "size_bytes": cfg.get("bytes"),
             "bytes_delivered": got.get("bytes", 0), "bytes_sent": end.get("bytes_sent", 0),
             "segments_sent": end.get("data_segs_out", 0),
             "retransmits": end.get("total_retrans", 0),
