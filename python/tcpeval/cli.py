@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .scenario import ScenarioError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+# Help and docstrings are plain text: with Rich markup "[[flows]]" or "[sweep]"
+# would vanish from them.
+PLAIN = {"rich_markup_mode": None}
+app = typer.Typer(add_completion=False, no_args_is_help=True, **PLAIN,
                   help="Evaluate TCP congestion control: simulate scenarios, compute metrics.")
 err = Console(stderr=True, soft_wrap=True)
 # Wide enough for the flow table when stdout is a file or a pipe (rich would use 80).
@@ -25,8 +30,38 @@ EXIT_INTERRUPTED = 130
 
 
 def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    # Escaped: a message quoting "[[flows]]" or "[sweep]" prints them as written.
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(EXIT_BAD_INPUT)
+
+
+# Bounds of the command-line options that are not scenario fields.
+MAX_WORKERS = 1024
+MAX_SEED = 2**63 - 1  # run.seed: the engine's seed is a u64; 2^63 keeps it an int64 too
+
+
+def _check_options(seed: int | None = None, workers: int | None = None,
+                   dask: str | None = None) -> None:
+    """Options checked before anything runs or is written (exit 2 on a bad one)."""
+    if seed is not None and not 0 <= seed <= MAX_SEED:
+        _fail(f"--seed: {seed} is out of range; allowed: 0 to {MAX_SEED} (2^63 - 1)")
+    if workers is not None and not 1 <= workers <= MAX_WORKERS:
+        _fail(f"--workers: {workers} is out of range; allowed: 1 to {MAX_WORKERS}")
+    if dask is not None:
+        _check_dask(dask)
+
+
+def _check_dask(address: str) -> None:
+    """local:N (N workers, or local: for one per CPU) or a scheduler address;
+    whether the scheduler answers is found out when the sweep starts."""
+    if address.startswith("local:"):
+        n = address.removeprefix("local:")
+        if n and not (n.isdigit() and 1 <= int(n) <= MAX_WORKERS):
+            _fail(f"--dask: {address!r}: local:N needs a whole number of workers in "
+                  f"1..{MAX_WORKERS} (e.g. local:4)")
+    elif not re.fullmatch(r"([a-z]+://)?[\w.\-\[\]:]+:\d{1,5}", address):
+        _fail(f"--dask: {address!r} is neither local:N nor a scheduler address such as "
+              "tcp://host:8786")
 
 
 def _fmt(value, digits: int = 1) -> str:
@@ -133,6 +168,7 @@ def run(
     """Run one scenario: print a per-flow table and write summary.json and Parquet tables."""
     from .run import run as run_scenario
 
+    _check_options(seed=seed)
     target = out_dir or Path("results") / scenario.stem
     _check_out_dir(target, force)
     try:
@@ -295,6 +331,7 @@ def sweep(
     from . import sweep as sweep_mod
     from .store import OutputError
 
+    _check_options(workers=workers, dask=dask)
     try:
         plan = sweep_mod.plan(sweep_file)
     except ScenarioError as e:
@@ -388,7 +425,7 @@ def _compact(df):
 
 
 testbed_app = typer.Typer(help="The real-kernel testbed (network namespaces).",
-                          no_args_is_help=True)
+                          no_args_is_help=True, **PLAIN)
 app.add_typer(testbed_app, name="testbed")
 
 
@@ -451,6 +488,7 @@ def compare_backends(
 
     if attempts < 1:
         _fail("--attempts: must be at least 1")
+    _check_options(seed=seed)
     try:
         cmp = compare(scenario, overrides=set_ or [], seed=seed, attempts=attempts)
     except ScenarioError as e:
@@ -496,7 +534,7 @@ def _comparison_table(cmp: dict) -> Table:
 
 
 study_app = typer.Typer(help="Ready-made studies reproducing classic evaluations.",
-                        no_args_is_help=True)
+                        no_args_is_help=True, **PLAIN)
 app.add_typer(study_app, name="study")
 
 
@@ -529,6 +567,7 @@ def study_run(
         _fail(f"unknown study {name!r}; available: {', '.join(STUDIES)}")
     if profile not in PROFILES:
         _fail(f"--profile: {profile!r} is not one of {', '.join(PROFILES)}")
+    _check_options(workers=workers, dask=dask)
     store = store_dir or Path("results") / f"{name}-{profile}"
     limit = _memory_limit(memory_limit)
     progress = _Progress()

@@ -373,6 +373,17 @@ def _loc(loc: tuple) -> str:
     return out
 
 
+def _inner_model(annotation) -> type[BaseModel] | None:
+    """The model a field holds (itself, in a list or optional), else None."""
+    for arg in getattr(annotation, "__args__", ()) + (annotation,):
+        inner = getattr(arg, "__args__", (arg,))
+        found = next((a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)),
+                     None)
+        if found:
+            return found
+    return None
+
+
 def _model_at(loc: tuple) -> type[BaseModel] | None:
     """The model class a location's last key belongs to (for 'allowed' lists)."""
     model: Any = Scenario
@@ -380,19 +391,26 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
         if isinstance(part, int):
             continue
         field = model.model_fields.get(part)
-        if field is None:
-            return None
-        ann = field.annotation
-        for arg in getattr(ann, "__args__", ()) + (ann,):
-            inner = getattr(arg, "__args__", (arg,))
-            found = next((a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)),
-                         None)
-            if found:
-                model = found
-                break
-        else:
+        model = _inner_model(field.annotation) if field else None
+        if model is None:
             return None
     return model
+
+
+def check_key(key: str, extra: tuple[str, ...] = ()) -> None:
+    """A dotted key (`network.rtt`, `flows.0.cc`) must name a scenario field;
+    else a ScenarioError names the first unknown part with a near match.
+    `extra`: further keys allowed at the top level (a sweep's `repetitions`)."""
+    model: Any = Scenario
+    for i, part in enumerate(key.split(".")):
+        if part.isdigit() or model is None:  # a list index, or inside a free table
+            continue
+        known = list(model.model_fields) + (list(extra) if i == 0 else [])
+        if part not in known:
+            raise ScenarioError(f"{key}: unknown key {_short(part)}{_suggest(part, known)}; "
+                                f"allowed here: {', '.join(known)}")
+        model = _inner_model(model.model_fields[part].annotation) if part in \
+            model.model_fields else None
 
 
 # Pydantic's type errors in the words of the scenario reference.
@@ -549,6 +567,10 @@ def apply_override(data: dict, item: str) -> None:
         raise ScenarioError(f"--set {_short(item)}: expected dotted.key=value (a key part "
                             "is empty)")
     key = ".".join(parts)
+    try:
+        check_key(key)
+    except ScenarioError as e:
+        raise ScenarioError(f"--set {e}") from None
     node: Any = data
     for i, part in enumerate(parts):
         last = i == len(parts) - 1

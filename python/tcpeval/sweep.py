@@ -20,6 +20,7 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import os
 import signal
 import threading
@@ -30,7 +31,14 @@ from pathlib import Path
 import numpy as np
 
 from .pool import POLL_S
-from .scenario import ScenarioError, apply_override, load_scenario, read_toml, resolve
+from .scenario import (
+    ScenarioError,
+    apply_override,
+    check_key,
+    load_scenario,
+    read_toml,
+    resolve,
+)
 
 
 @dataclass
@@ -76,6 +84,11 @@ def derive_seed(base: int, repetition: int) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
+# Runs of one plan: each holds its resolved scenario (a few kB) while the sweep
+# plans and runs; a million would hold gigabytes.
+MAX_PLAN_RUNS = 100_000
+
+
 def axis_values(key: str, spec) -> list:
     """An axis: a list, or {range = [start, stop, step], format = "{}%bdp"}
     (stop included when the steps land on it)."""
@@ -88,19 +101,39 @@ def axis_values(key: str, spec) -> list:
         if unknown:
             raise ScenarioError(f"sweep.{key}: unknown key {sorted(unknown)[0]!r}; "
                                 "allowed: range, format")
-        try:
-            start, stop, step = spec["range"]
-        except (TypeError, ValueError):
-            raise ScenarioError(f"sweep.{key}.range: give [start, stop, step]") from None
-        if step <= 0 or stop < start:
-            raise ScenarioError(f"sweep.{key}.range: need step > 0 and stop >= start")
+        start, stop, step = _range(key, spec["range"])
         n = int(np.floor((stop - start) / step + 1e-9)) + 1
         values = [start + i * step for i in range(n)]
         values = [int(v) if float(v).is_integer() else round(v, 12) for v in values]
-        fmt = spec.get("format")
-        return [fmt.format(v) for v in values] if fmt else values
+        return _formatted(key, spec.get("format"), values)
     raise ScenarioError(f"sweep.{key}: give a list of values or a {{range = [start, stop, "
                         "step]}} table")
+
+
+def _range(key: str, spec) -> tuple[float, float, float]:
+    where = f"sweep.{key}.range"
+    if not (isinstance(spec, list) and len(spec) == 3 and all(
+            isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v)
+            for v in spec)):
+        raise ScenarioError(f"{where}: give [start, stop, step], three finite numbers")
+    start, stop, step = spec
+    if step <= 0 or stop < start:
+        raise ScenarioError(f"{where}: need step > 0 and stop >= start")
+    if (stop - start) / step >= MAX_PLAN_RUNS:
+        raise ScenarioError(f"{where}: more than {MAX_PLAN_RUNS} values; use a larger step")
+    return start, stop, step
+
+
+def _formatted(key: str, fmt, values: list) -> list:
+    if fmt is None:
+        return values
+    if not isinstance(fmt, str):
+        raise ScenarioError(f"sweep.{key}.format: must be a string such as '{{}}%bdp'")
+    try:
+        return [fmt.format(v) for v in values]
+    except (ValueError, IndexError, KeyError, AttributeError) as e:
+        raise ScenarioError(f"sweep.{key}.format: {fmt!r} is not a format with one "
+                            f"{{}} ({e})") from None
 
 
 def _toml_literal(value) -> str:
@@ -119,10 +152,19 @@ def plan(source: str | Path | dict, name: str | None = None) -> Plan:
     if not isinstance(sweep, dict):
         raise ScenarioError("sweep: must be a table of axes")
     reps = sweep.pop("repetitions", 1)
-    if not isinstance(reps, int) or reps < 1:
-        raise ScenarioError("sweep.repetitions: must be a whole number >= 1")
+    if not isinstance(reps, int) or isinstance(reps, bool) or not 1 <= reps <= MAX_PLAN_RUNS:
+        raise ScenarioError(f"sweep.repetitions: must be a whole number in 1..{MAX_PLAN_RUNS}")
+    for key in sweep:
+        try:
+            check_key(key, extra=("repetitions",))
+        except ScenarioError as e:
+            raise ScenarioError(f"sweep.{e}") from None
     axes = {k: axis_values(k, v) for k, v in sweep.items()}
-    base_seed = data.get("run", {}).get("seed", 1)
+    total = reps * math.prod(len(v) for v in axes.values())
+    if total > MAX_PLAN_RUNS:
+        raise ScenarioError(f"sweep: {total} runs (axes x repetitions); at most {MAX_PLAN_RUNS}")
+    run = data.get("run", {})
+    base_seed = run.get("seed", 1) if isinstance(run, dict) else 1
     runs = []
     for combo in itertools.product(*axes.values()):
         params = dict(zip(axes, combo, strict=True))
@@ -131,13 +173,16 @@ def plan(source: str | Path | dict, name: str | None = None) -> Plan:
             try:
                 apply_override(scenario, f"{key}={_toml_literal(value)}")
             except ScenarioError as e:
-                raise ScenarioError(f"sweep.{key}: {e}") from None
+                raise ScenarioError(f"sweep.{str(e).removeprefix('--set ')}") from None
         for rep in range(reps):
             seed = derive_seed(base_seed, rep) if reps > 1 else base_seed
             try:
                 resolved = resolve(load_scenario(scenario), seed=seed)
             except ScenarioError as e:
-                raise ScenarioError(f"sweep point {params}: {e}") from None
+                # The field first (a one-line message names it), then the point.
+                first, *rest = str(e).splitlines()
+                raise ScenarioError("\n".join([f"{first} (at sweep point {params})", *rest])
+                                    ) from None
             runs.append(RunSpec(params, rep, seed, resolved))
     return Plan(name, axes, reps, runs)
 
