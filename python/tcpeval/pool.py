@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import faulthandler
 import os
+import re
 import resource
 import signal
 import sys
@@ -44,7 +46,8 @@ from multiprocessing.connection import Connection, Pipe, wait
 PR_SET_PDEATHSIG = 1  # include/uapi/linux/prctl.h
 POLL_S = 0.25  # how often the loop checks `stop` and calls `idle`
 STOP_GRACE_S = 5.0  # time a stopped worker gets to clean up (a testbed run tears down)
-TAIL_BYTES = 2000
+TAIL_BYTES = 2000  # of a dead worker's output, kept in its point's failure record
+SEARCH_BYTES = 2**16  # searched for the engine's allocation failure
 GIB = 2**30
 MIN_MEMORY_LIMIT = 256 * 2**20
 
@@ -142,10 +145,10 @@ class Pool:
     def _death(self, w: _Worker) -> str:
         _signal(w.pid, signal.SIGKILL)  # a broken pipe with the worker alive: end it
         status = _reap(w.pid, time.monotonic() + STOP_GRACE_S)
-        tail = _tail(w.log)
+        output = _tail(w.log, SEARCH_BYTES)
         w.conn.close()
         w.log.close()
-        return death_reason(status, tail, self.memory_limit)
+        return death_reason(status, output, self.memory_limit)
 
 
 def _serve(conn: Connection, fn: Callable, memory_limit: int | None, parent: int,
@@ -163,6 +166,8 @@ def _serve(conn: Connection, fn: Callable, memory_limit: int | None, parent: int
         os.dup2(log_fd, 2)
         # Fresh stream objects: the parent's may hold buffered text or a lock.
         sys.stdout = sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+        if faulthandler.is_enabled():  # its crash dumps belong in the log too
+            faulthandler.enable(sys.stderr)
         if memory_limit:
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
         while (item := conn.recv()) is not None:
@@ -209,35 +214,38 @@ def _reap(pid: int, deadline: float) -> int:
         time.sleep(0.01)
 
 
-def _tail(log) -> str:
+def _tail(log, n: int) -> str:
     size = os.fstat(log.fileno()).st_size
-    data = os.pread(log.fileno(), TAIL_BYTES, max(0, size - TAIL_BYTES))
-    return data.decode(errors="replace").strip()
+    return os.pread(log.fileno(), n, max(0, size - n)).decode(errors="replace").strip()
 
 
 # ----- explaining failures ----------------------------------------------------------------
 
 
-def death_reason(status: int, tail: str, memory_limit: int | None) -> str:
-    """One line saying why a worker died while running a point, then its last
-    output."""
+def death_reason(status: int, output: str, memory_limit: int | None) -> str:
+    """One line saying why a worker died while running a point, then the end of
+    its output."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         how = f"killed by signal {_signal_name(sig)}"
     else:
         sig, how = None, f"exited with status {os.WEXITSTATUS(status)}"
-    if memory_limit and "memory allocation of" in tail:
-        first = f"exceeded the memory limit of {format_bytes(memory_limit)} per worker " \
-                f"(the worker {how}); {RAISE_HINT}"
+    failed_allocation = re.search(r"memory allocation of \d+ bytes failed", output)
+    if memory_limit and failed_allocation:
+        first = (f"exceeded the memory limit of {format_bytes(memory_limit)} per worker "
+                 f"({failed_allocation[0]}, then its worker died: {how}); "
+                 f"{raise_hint(memory_limit)}")
     elif sig == signal.SIGKILL:
         first = (f"worker died: {how} while running this point (by the kernel's "
                  "out-of-memory killer if memory ran out)")
     else:
         first = f"worker died: {how} while running this point"
+    tail = output[-TAIL_BYTES:]
     return first + (f"\nits last output:\n{tail}" if tail else "")
 
 
-RAISE_HINT = "raise it with --memory-limit (e.g. --memory-limit 16GiB)"
+def raise_hint(limit: int) -> str:
+    return f"raise it with --memory-limit (e.g. --memory-limit {-(-2 * limit // GIB)}GiB)"
 
 
 def memory_error(error: BaseException) -> str:
@@ -246,7 +254,7 @@ def memory_error(error: BaseException) -> str:
     if limit == resource.RLIM_INFINITY:
         return f"out of memory: {type(error).__name__}: {error}"
     return (f"exceeded the memory limit of {format_bytes(limit)} per worker "
-            f"({type(error).__name__}: {error}); {RAISE_HINT}")
+            f"({type(error).__name__}: {error}); {raise_hint(limit)}")
 
 
 def _signal_name(sig: int) -> str:

@@ -360,6 +360,9 @@ class _PoolRunner:
         return self.pool.busy
 
 
+DASK_CONNECT_TIMEOUT = "10s"
+
+
 class _DaskRunner:
     """dask.distributed: `local:N` starts a LocalCluster of N workers, anything
     else is a scheduler address. Workers compute and return results; the client
@@ -381,7 +384,7 @@ class _DaskRunner:
                                         threads_per_worker=1, processes=True,
                                         dashboard_address=None)
         try:
-            self.client = Client(self.cluster or address, timeout="10s")
+            self.client = Client(self.cluster or address, timeout=DASK_CONNECT_TIMEOUT)
         except (OSError, TimeoutError, ValueError, TypeError) as e:
             self._close_cluster()
             why = str(e).splitlines()[0] if str(e) else type(e).__name__
