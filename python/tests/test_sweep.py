@@ -174,7 +174,10 @@ def test_concurrent_sweeps_into_one_store_never_corrupt_it(tmp_path):
         _, err = proc.communicate(timeout=240)
         assert proc.returncode == 0, err
     idx = Store(store).index()
-    assert len(idx) == 16 and idx.key.is_unique
+    assert len(idx) == 16 and idx.key.is_unique and (idx.status == "ok").all()
+    assert sorted(p.name for p in (store / "runs").iterdir()) == sorted(idx.key), \
+        "every run once, no temporaries or replaced copies left"
+    assert not (store / "corrupt").exists() and list((store / "failed").iterdir()) == []
     for key in idx.key:
         summary = json.loads((store / "runs" / key / "summary.json").read_text())
         assert summary["bottleneck"]["utilization"] > 0
