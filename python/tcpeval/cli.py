@@ -269,6 +269,7 @@ class _Progress:
                             TextColumn("ETA"), TimeRemainingColumn(), console=err,
                             auto_refresh=False)
         self.failed = 0
+        self.drawn = 0.0
 
     def start(self, total: int) -> None:
         self.bar.start()
@@ -276,10 +277,16 @@ class _Progress:
 
     def advance(self, ok: bool) -> None:
         self.failed += not ok
-        self.bar.update(self.task, advance=1, failed=self.failed, refresh=True)
+        self.bar.update(self.task, advance=1, failed=self.failed)
+        self.tick()
 
     def tick(self) -> None:
-        self.bar.refresh()
+        """Redraw, at most ten times a second (runs can finish faster)."""
+        import time
+
+        if time.monotonic() - self.drawn >= 0.1:
+            self.drawn = time.monotonic()
+            self.bar.refresh()
 
     def stop(self) -> None:
         self.bar.stop()
