@@ -101,6 +101,12 @@ def _positive_time(value):
     return parse_time(value, allow_zero=False)
 
 
+def _buffer_form(value) -> dict:
+    """The checks of a buffer that need no BDP (its size in packets needs one:
+    resolve checks that)."""
+    return parse_buffer(value, bdp_bytes=0.0)
+
+
 def _window_size(value) -> int:
     size = parse_size(value)
     if size > MAX_WINDOW_BYTES:
@@ -120,14 +126,15 @@ class Red(_Model):
 class Hop(_Model):
     rate: str | float
     delay: str | float = "0ms"
-    buffer: str | int = "1bdp"
-    reverse_buffer: str | int | None = None
+    buffer: str | float = "1bdp"
+    reverse_buffer: str | float | None = None
     queue: str = "droptail"
     loss: float = Field(0.0, ge=0.0, lt=1.0)
     red: Red = Red()
 
     _rate = _units("rate", parser=parse_rate)
     _delay = _units("delay", parser=parse_time)
+    _buffers = _units("buffer", "reverse_buffer", parser=_buffer_form)
 
     @field_validator("queue")
     @classmethod
@@ -140,8 +147,8 @@ class Hop(_Model):
 class Network(_Model):
     bottleneck: str | float = "100Mbps"
     rtt: str | float = "100ms"
-    buffer: str | int = "1bdp"
-    reverse_buffer: str | int | None = None
+    buffer: str | float = "1bdp"
+    reverse_buffer: str | float | None = None
     queue: str = "droptail"
     loss: float = Field(0.0, ge=0.0, lt=1.0)
     bottleneck_delay: str | float = "0ms"
@@ -151,6 +158,7 @@ class Network(_Model):
 
     _rates = _units("bottleneck", "access_rate", parser=parse_rate)
     _times = _units("rtt", "bottleneck_delay", parser=parse_time)
+    _buffers = _units("buffer", "reverse_buffer", parser=_buffer_form)
     _queue = field_validator("queue")(Hop._queue.__func__)
 
 
@@ -163,8 +171,8 @@ class Flow(_Model):
     send_overhead: str | float = "0s"
     stop: str | float | None = None
     rtt: str | float | None = None
-    max_window: str | int | None = None
-    bytes: str | int | None = None
+    max_window: str | float | None = None
+    bytes: str | float | None = None
     sack: bool = True
     delayed_ack: bool = True
     delack_timeout: str | float = "40ms"
@@ -286,7 +294,7 @@ class RttDist(_Model):
 class LongLived(_Model):
     count: int = Field(0, ge=0, le=MAX_FLOWS)
     cc: str = "reno"
-    window: str | int = "64KB"
+    window: str | float = "64KB"
     direction: str = "forward"
     jitter: str | float = "5s"
     rtt: RttDist = RttDist()
@@ -303,9 +311,9 @@ class Sizes(_Model):
     mu: float = Field(traffic.SURGE_BODY_MU, ge=-40, le=40)
     sigma: float = Field(traffic.SURGE_BODY_SIGMA, gt=0, le=10)
     alpha: float = Field(traffic.SURGE_TAIL_ALPHA, gt=1)
-    k: str | int = "133KB"
+    k: str | float = "133KB"
     tail_fraction: float = Field(traffic.SURGE_TAIL_FRACTION, ge=0, le=1)
-    cap: str | int = "100MB"
+    cap: str | float = "100MB"
 
     _sizes = _units("k", "cap", parser=parse_size)
 
@@ -318,7 +326,7 @@ class Sizes(_Model):
 class Web(_Model):
     load: float = Field(0.0, ge=0.0, lt=1.0)
     cc: str = "reno"
-    window: str | int = "64KB"
+    window: str | float = "64KB"
     direction: str = "forward"
     start: str | float = "0s"
     stop: str | float | None = None
@@ -438,7 +446,8 @@ def _message(err: dict) -> str:
         return f"{where}: {_TYPE_WORDS[kind]}{got}"
     if kind in _BOUND_WORDS:
         op, key = _BOUND_WORDS[kind]
-        return f"{where}: must be {op} {err['ctx'][key]}{got}"
+        bound = err["ctx"][key]
+        return f"{where}: must be {op} {f'{bound:g}' if isinstance(bound, float) else bound}{got}"
     msg = err["msg"].removeprefix("Value error, ")
     return f"{where}: {msg}"
 
@@ -635,18 +644,22 @@ def _hops(net: Network, rtt_s: float) -> list[dict] | None:
     return out
 
 
+def _given_starts(f: Flow, k: int) -> list[float]:
+    """The start of each of the entry's flows as written (before any jitter)."""
+    if not isinstance(f.start, list):
+        return [parse_time(f.start)] * f.count
+    if len(f.start) != f.count:
+        raise ScenarioError(f"flows[{k}].start: {len(f.start)} start times for count = "
+                            f"{f.count}; give one per flow or a single value")
+    return [parse_time(s) for s in f.start]
+
+
 def _starts(f: Flow, k: int, seed: int) -> list[float]:
     """Start time of each of the entry's flows: its start plus a uniform offset
     in [0, start_jitter), drawn from the run's seed and the entry's index. A
     simulation without random inputs is otherwise the same run whatever the
     seed; the jitter makes repetitions differ the way testbed runs do."""
-    if isinstance(f.start, list):
-        if len(f.start) != f.count:
-            raise ScenarioError(f"flows[{k}].start: {len(f.start)} start times for count = "
-                                f"{f.count}; give one per flow or a single value")
-        starts = [parse_time(s) for s in f.start]
-    else:
-        starts = [parse_time(f.start)] * f.count
+    starts = _given_starts(f, k)
     jitter = parse_time(f.start_jitter)
     if jitter == 0:
         return starts
@@ -704,7 +717,7 @@ def _check_times(field: str, starts: list[float], stop: float | None, duration: 
 def _check_flow(sc: Scenario, f: Flow, k: int, rtt_s: float, duration: float) -> None:
     """What the models cannot check alone: times against the run, the path and
     its RTT, the packets the path holds in flight."""
-    own = [parse_time(s) for s in (f.start if isinstance(f.start, list) else [f.start])]
+    own = _given_starts(f, k)
     _check_times(f"flows[{k}]", own, parse_time(f.stop) if f.stop is not None else None,
                  duration)
     rtt = parse_time(f.rtt) if f.rtt is not None else rtt_s

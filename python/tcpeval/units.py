@@ -72,7 +72,7 @@ def _split(text, what: str, allowed: str, units: dict) -> tuple[float, float]:
 
 def _show(value) -> str:
     """A value for a message, cut short (a message stays one line)."""
-    text = repr(value)
+    text = f"{value:g}" if isinstance(value, float) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
