@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from . import traffic
 from .cc_names import available_algorithms
@@ -116,11 +123,21 @@ def _window_size(value) -> int:
 
 
 class Red(_Model):
-    min_th: float | None = None
-    max_th: float | None = None
-    w_q: float | None = None
-    max_p: float | None = None
+    """RED thresholds (packets, so bounded like a buffer), EWMA weight, maximum
+    drop probability: the engine's checks, made here so a sweep refuses them
+    before it runs."""
+
+    min_th: float | None = Field(None, ge=0, le=MAX_BUFFER_PKTS)
+    max_th: float | None = Field(None, gt=0, le=MAX_BUFFER_PKTS)
+    w_q: float | None = Field(None, gt=0, le=1)
+    max_p: float | None = Field(None, gt=0, le=1)
     gentle: bool | None = None
+
+    @model_validator(mode="after")
+    def _thresholds(self):
+        if self.min_th is not None and self.max_th is not None and self.min_th >= self.max_th:
+            raise ValueError(f"min_th ({self.min_th:g}) must be below max_th ({self.max_th:g})")
+        return self
 
 
 class Hop(_Model):

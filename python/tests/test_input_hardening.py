@@ -86,6 +86,7 @@ FIELDS = {
     "run.duration": POSITIVE_TIMES, "run.interval": POSITIVE_TIMES,
     "run.trace_interval": POSITIVE_TIMES + ["1ns"], "run.measure_from": TIMES + ["2s"],
     "run.seed": ints(0, 2**63 - 1) + [-1], "run.backend": CC,
+    "network.red.max_p": NOT_NUMBERS + NON_FINITE + [0, -0.5, 1.5, "0.1"],
 }
 TABLES = ["network", "flows.0", "udp.0", "background", "background.web.0", "run",
           "background.long_lived.0.rtt", "network.red"]
@@ -307,6 +308,9 @@ def test_a_directory_or_a_missing_file_as_the_scenario(tmp_path):
     ({"network": {"bottleneck": "1000Gbps", "rtt": "1s", "buffer": "100pkt"}},
      "network.rtt: the path holds 8.33e+07 packets in flight"),
     ({"udp": [{"rate": "1Mbps", "start": "60s"}]}, "udp[0].start: 60 s is at or after the end"),
+    ({"network": {"queue": "red", "red": {"min_th": 5, "max_th": 3}}},
+     "network.red: min_th (5) must be below max_th (3)"),  # was found only by the engine
+    ({"network": {"red": {"w_q": 0}}}, "network.red.w_q: must be > 0, got 0"),
     ({"background": {"web": [{"load": 0.9}]}, "network": {"bottleneck": "1000Gbps",
                                                           "rtt": "10ms"},
       "run": {"duration": "1000s"}}, "background.web[0].load: about"),

@@ -1,4 +1,5 @@
 import math
+import re
 
 import pytest
 from hypothesis import given
@@ -66,3 +67,53 @@ def test_bdp_buffers_round_up_to_whole_packets(fraction, bdp):
     n = parse_buffer(f"{fraction!r}bdp", bdp)["pkts"]
     assert n >= 1
     assert n == max(1, math.ceil(fraction * bdp / 1500))
+
+
+@pytest.mark.parametrize("parse,text,needle", [
+    (parse_rate, "100", "has no unit"),
+    (parse_time, "50", "has no unit"),
+    (parse_size, "1500", "has no unit"),
+    (parse_rate, True, "expected a rate, got True"),
+    (parse_time, False, "expected a time, got False"),
+    (parse_size, [1], "expected a size"),
+    (parse_rate, 1e15, "out of range; allowed: 1kbps to 1000Gbps"),
+    (parse_rate, "1001Gbps", "out of range"),
+    (parse_rate, "999bps", "out of range"),
+    (parse_time, "1e300s", "too long; at most 1e+06 s"),
+    (parse_time, 1e300, "too long"),
+    (parse_time, "nan s", "bad time"),
+    (parse_size, "1e400KB", "must be positive"),
+    (parse_size, "2PB", "unknown unit 'PB'"),
+    (parse_size, 1e16, "too large; at most 1000000GB"),
+])
+def test_units_need_a_unit_and_stay_in_bounds(parse, text, needle):
+    with pytest.raises(UnitError, match=re.escape(needle)):
+        parse(text)
+
+
+def test_the_bounds_themselves_are_accepted():
+    assert parse_rate("1000Gbps") == 1e12 and parse_rate("1kbps") == 1e3
+    assert parse_time("1e6s") == 1e6 and parse_time("1ns", allow_zero=False) == 1e-9
+    assert parse_size("1000000GB") == 10**15
+    assert parse_buffer("1000000pkt", 1e6) == {"pkts": 1_000_000}
+    assert parse_buffer("1500MB", 1e6) == {"bytes": 1_500_000_000}
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("1e400bdp", "must be positive"),  # was an OverflowError
+    ("1e20pkt", "too large; at most 1000000 packets"),  # was an engine u64 error
+    ("1000001pkt", "too large"),
+    ("1.6GB", "too large"),
+    ("2bdp", "is 2e+06 packets; at most 1000000"),
+    (True, "bad buffer True"),
+    ("500", "bad buffer '500'"),
+])
+def test_buffers_are_bounded(text, needle):
+    with pytest.raises(UnitError, match=re.escape(needle)):
+        parse_buffer(text, 1.5e9)
+
+
+def test_positive_times_below_a_nanosecond_are_refused():
+    """They would round to 0 ns in the engine."""
+    with pytest.raises(UnitError, match="rounds to 0"):
+        parse_time("0.4ns", allow_zero=False)
