@@ -81,6 +81,8 @@ def test_a_point_that_kills_its_worker_fails_alone_and_the_sweep_goes_on(
     monkeypatch.undo()
     stats = sw.run_plan(sw.plan(DOC), store, workers=workers)
     assert (stats["skipped"], stats["done"], stats["failed"]) == (2, 1, 0)
+    stats = sw.run_plan(sw.plan(DOC), store, workers=workers)  # nothing left: no pool
+    assert (stats["skipped"], stats["done"], stats["failed"]) == (3, 0, 0)
 
 
 def test_a_worker_that_exits_is_reported_with_its_status_and_last_output(tmp_path, monkeypatch):
