@@ -380,3 +380,17 @@ def test_errors_and_help_print_brackets_as_written(tmp_path):
     assert "at least one [[flows]] entry (or [[udp]] / [background])" in r.output
     r = invoke(["sweep", "--help"])
     assert "with a [sweep] table" in r.output
+
+
+def test_engine_errors_name_the_field_not_a_column():
+    """An engine config the front end did not check (e.g. the JSON interface)
+    used to fail with 'engine config: invalid type: ... at line 1 column 238'."""
+    from tcpeval.run import simulate
+    from tcpeval.scenario import engine_config
+
+    cfg = engine_config(resolve(load_scenario({"flows": [{}, {}]})))
+    cfg["flows"][1]["initial_cwnd"] = 1e20
+    with pytest.raises(ScenarioError) as e:
+        simulate(cfg)
+    assert str(e.value).startswith("engine: flows[1].initial_cwnd: invalid type: floating point")
+    assert "column" not in str(e.value)

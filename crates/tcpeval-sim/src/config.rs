@@ -219,7 +219,7 @@ fn positive(field: &str, v: f64) -> Result<(), String> {
 
 impl Config {
     pub fn from_json(text: &str) -> Result<Config, String> {
-        let cfg: Config = serde_json::from_str(text).map_err(|e| format!("engine config: {e}"))?;
+        let cfg: Config = serde_json::from_str(text).map_err(|e| field_error(text, &e))?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -390,5 +390,121 @@ impl FlowConfig {
         crate::cc::Cc::from_config(&self.cc, &self.params)
             .map(|_| ())
             .map_err(|e| format!("flows[{i}].cc: {e}"))
+    }
+}
+
+/// A deserialisation error named by the field it is about
+/// (`flows[0].initial_cwnd: invalid type: ...`), not by its place in the text.
+fn field_error(text: &str, e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    let msg = msg.rsplit_once(" at line ").map_or(msg.as_str(), |(m, _)| m);
+    let line = text.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
+    let before: String = line.chars().take(e.column().saturating_sub(1)).collect();
+    let mut path = json_path(&before);
+    if msg.starts_with("missing field") {
+        path.pop(); // the error is about the object, not about its last key
+    }
+    let path = path.concat();
+    let path = path.trim_start_matches('.');
+    if path.is_empty() {
+        format!("config: {msg}")
+    } else {
+        format!("{path}: {msg}")
+    }
+}
+
+/// The path (`.flows`, `[0]`, `.rtt_ns`) of the value being read at the end of a
+/// prefix of one line of JSON.
+fn json_path(prefix: &str) -> Vec<String> {
+    // Per open container: Some(last key) for an object, None for an array, and
+    // the array's index.
+    let mut stack: Vec<(Option<String>, usize)> = Vec::new();
+    let (mut in_string, mut escaped, mut token) = (false, false, String::new());
+    for c in prefix.chars() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => token.push(c),
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                token.clear();
+            }
+            ':' => {
+                if let Some((key, _)) = stack.last_mut() {
+                    *key = Some(std::mem::take(&mut token));
+                }
+            }
+            '{' => stack.push((Some(String::new()), 0)),
+            '[' => stack.push((None, 0)),
+            '}' | ']' => {
+                stack.pop();
+            }
+            ',' => {
+                if let Some((None, i)) = stack.last_mut() {
+                    *i += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    if in_string {
+        // Inside a key being read (an unknown field is reported right after it).
+        if let Some((Some(key), _)) = stack.last_mut() {
+            *key = std::mem::take(&mut token);
+        }
+    }
+    stack
+        .into_iter()
+        .map(|(key, i)| match key {
+            Some(k) if k.is_empty() => String::new(),
+            Some(k) => format!(".{k}"),
+            None => format!("[{i}]"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(text: &str) -> String {
+        Config::from_json(text).unwrap_err()
+    }
+
+    const BASE: &str = r#"{"seed":1,"duration_ns":1000000000,"interval_ns":1000000,"trace_interval_ns":1000000,"network":{"bottleneck_rate_bps":1e7,"access_rate_bps":1e8,"buffer_pkts":10,"reverse_buffer_pkts":10},"flows":[{"cc":"reno","rtt_ns":1000000},{"cc":"reno","rtt_ns":1000000,"initial_cwnd":IW}]}"#;
+
+    #[test]
+    fn type_errors_name_the_field() {
+        let e = error_of(&BASE.replace("IW", "1e20"));
+        assert!(e.starts_with("flows[1].initial_cwnd: invalid type: floating point"), "{e}");
+        let e = error_of(&BASE.replace("IW", "-1"));
+        assert!(e.starts_with("flows[1].initial_cwnd: invalid value: integer `-1`"), "{e}");
+        let e = error_of(&BASE.replace("IW", "10").replace(r#""buffer_pkts":10"#, r#""buffer_pkts":1e20"#));
+        assert!(e.starts_with("network.buffer_pkts: invalid type"), "{e}");
+        let e = error_of(&BASE.replace("IW", "10").replace(r#""seed":1"#, r#""seed":-1"#));
+        assert!(e.starts_with("seed: invalid value"), "{e}");
+    }
+
+    #[test]
+    fn unknown_and_missing_fields_name_their_object() {
+        let e = error_of(&BASE.replace(r#""initial_cwnd":IW"#, r#""initial_cwnd":10,"bogus":1"#));
+        assert!(e.starts_with("flows[1].bogus: unknown field `bogus`"), "{e}");
+        let e = error_of(&BASE.replace("IW", "10").replace(r#"{"cc":"reno","rtt_ns":1000000},"#, r#"{"cc":"reno"},"#));
+        assert!(e.starts_with("flows[0]: missing field `rtt_ns`"), "{e}");
+        let e = error_of(r#"{"seed":1}"#);
+        assert!(e.starts_with("config: missing field"), "{e}");
+    }
+
+    #[test]
+    fn keys_with_escapes_and_brackets_do_not_confuse_the_path() {
+        let text = BASE.replace("IW", "1e20").replace(r#""cc":"reno","rtt_ns":1000000}"#, r#""cc":"reno","group":"a\"[,{x","rtt_ns":1000000}"#);
+        let e = error_of(&text);
+        assert!(e.starts_with("flows[1].initial_cwnd: invalid type"), "{e}");
     }
 }
