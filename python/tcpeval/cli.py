@@ -232,10 +232,15 @@ def metrics(
     from .run import load_run, resummarize
     from .units import UnitError, parse_time
 
+    window = []
+    for option, text in (("--from", start), ("--to", end)):
+        try:
+            window.append(None if text is None else parse_time(text))
+        except UnitError as e:
+            _fail(f"{option}: {e}")
     try:
-        window = [None if v is None else parse_time(v) for v in (start, end)]
         summary = resummarize(load_run(result_dir), *window)
-    except (ScenarioError, UnitError) as e:
+    except ScenarioError as e:
         _fail(str(e))
     missing = [c for c in ("retransmits", "timeouts")
                if any(f[c] is None for f in summary["flows"])]

@@ -394,3 +394,13 @@ def test_engine_errors_name_the_field_not_a_column():
         simulate(cfg)
     assert str(e.value).startswith("engine: flows[1].initial_cwnd: invalid type: floating point")
     assert "column" not in str(e.value)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--from", "abc"], "--from: bad time 'abc'"),
+    (["--to", "50"], "--to: time '50' has no unit"),
+    (["--from", "1e300s"], "--from: time '1e300s' is too long"),
+])
+def test_metrics_window_options_are_named(tmp_path, args, needle):
+    r = invoke(["metrics", str(tmp_path), *args])
+    assert r.exit_code == 2 and r.output.startswith(f"error: {needle}"), r.output
