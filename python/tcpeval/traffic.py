@@ -183,6 +183,8 @@ def web_flows(*, load: float, capacity_bps: float, start_s: float, stop_s: float
     rate = load * capacity_bps / (8.0 * sizes.mean())
     times = poisson_arrivals(rng, rate, start_s, stop_s)
     n = len(times)
+    if n == 0:  # a light load over a short time: the size sampler needs at least one
+        return []
     size = sizes.sample(rng, n)
     rtt = rtts.sample_ms(rng, n)
     return [

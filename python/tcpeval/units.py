@@ -110,8 +110,8 @@ def parse_size(text: str | int | float) -> int:
     allowed = "use a number with B, KB, MB, GB (decimal) or KiB, MiB, GiB (e.g. '2MB')"
     value, factor = _split(text, "size", allowed, _SIZE_UNITS)
     size = value * factor
-    if not math.isfinite(size) or size < 0.5:
-        raise UnitError(f"size {_show(text)} must be positive; {allowed}")
+    if not math.isfinite(size) or round(size) < 1:
+        raise UnitError(f"size {_show(text)} must be at least 1 byte; {allowed}")
     if size > MAX_SIZE_BYTES:
         raise UnitError(f"size {_show(text)} is too large; at most 1000000GB (1 PB)")
     return int(round(size))

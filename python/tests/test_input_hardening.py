@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from tcpeval import cli
 from tcpeval import scenario as scenario_mod
-from tcpeval.scenario import ScenarioError, load_scenario, resolve
+from tcpeval.scenario import ScenarioError, engine_config, load_scenario, resolve
 from tcpeval.sweep import plan
 
 BASE = {
@@ -386,7 +386,6 @@ def test_engine_errors_name_the_field_not_a_column():
     """An engine config the front end did not check (e.g. the JSON interface)
     used to fail with 'engine config: invalid type: ... at line 1 column 238'."""
     from tcpeval.run import simulate
-    from tcpeval.scenario import engine_config
 
     cfg = engine_config(resolve(load_scenario({"flows": [{}, {}]})))
     cfg["flows"][1]["initial_cwnd"] = 1e20
@@ -404,3 +403,25 @@ def test_engine_errors_name_the_field_not_a_column():
 def test_metrics_window_options_are_named(tmp_path, args, needle):
     r = invoke(["metrics", str(tmp_path), *args])
     assert r.exit_code == 2 and r.output.startswith(f"error: {needle}"), r.output
+
+
+@pytest.mark.parametrize("web", [
+    {"load": 0.01},  # no transfer arrives in 2 s at 1 kbit/s: crashed the size sampler
+    {"load": 0.5, "sizes": {"k": "1000000GB"}},  # a mean size far above what 2 s carry
+])
+def test_web_traffic_without_any_transfer_builds(web):
+    doc = {"flows": [{}], "network": {"bottleneck": "1kbps", "rtt": "20ms", "buffer": "10pkt"},
+           "background": {"web": [web]}, "run": {"duration": "2s"}}
+    cfg = engine_config(resolve(load_scenario(doc)))
+    assert len(cfg["flows"]) == 1  # the scenario's own flow, no web transfer
+
+
+@pytest.mark.parametrize("sizes,needle", [
+    ({"cap": 0.5}, "background.web[0].sizes.cap: size 0.5 must be at least 1 byte"),
+    ({"k": 0.5}, "background.web[0].sizes.k: size 0.5 must be at least 1 byte"),
+])
+def test_sizes_that_round_to_zero_bytes_are_refused(sizes, needle):
+    doc = {"flows": [{}], "background": {"web": [{"load": 0.1, "sizes": sizes}]}}
+    with pytest.raises(ScenarioError) as e:
+        resolve(load_scenario(doc))
+    assert str(e.value).startswith(needle), str(e.value)

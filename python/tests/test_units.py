@@ -82,7 +82,8 @@ def test_bdp_buffers_round_up_to_whole_packets(fraction, bdp):
     (parse_time, "1e300s", "too long; at most 1e+06 s"),
     (parse_time, 1e300, "too long"),
     (parse_time, "nan s", "bad time"),
-    (parse_size, "1e400KB", "must be positive"),
+    (parse_size, "1e400KB", "must be at least 1 byte"),
+    (parse_size, 0.5, "must be at least 1 byte"),  # rounded to 0 bytes
     (parse_size, "2PB", "unknown unit 'PB'"),
     (parse_size, 1e16, "too large; at most 1000000GB"),
 ])
