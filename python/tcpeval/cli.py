@@ -618,7 +618,31 @@ def _examples_dir() -> Path:
 
 
 def main() -> None:
-    app()
+    """The console entry point. Usage errors (a missing argument, an option that
+    is not a number, an unknown command) are one line, exit 2, like every other
+    bad input; click would print a usage block first."""
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort:  # end of input at a prompt
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as e:
+        if not _is_usage_error(e):
+            raise
+        if type(e).__name__ == "NoArgsIsHelpError":  # bare `tcpeval`: the help
+            sys.stderr.write(e.format_message() + "\n")
+        else:
+            ctx = getattr(e, "ctx", None)
+            hint = f" (see '{ctx.command_path} --help')" if ctx else ""
+            err.print(f"[bold red]error:[/] {escape(e.format_message() + hint)}",
+                      highlight=False)
+        sys.exit(e.exit_code)
+    sys.exit(code or 0)
+
+
+def _is_usage_error(e: Exception) -> bool:
+    """Click's exceptions for the user, by shape: typer vendors click in some
+    versions and imports it in others."""
+    return hasattr(e, "format_message") and isinstance(getattr(e, "exit_code", None), int)
 
 
 if __name__ == "__main__":

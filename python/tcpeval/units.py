@@ -58,6 +58,8 @@ def _split(text, what: str, allowed: str, units: dict) -> tuple[float, float]:
     if isinstance(text, bool) or not isinstance(text, str | int | float):
         raise UnitError(f"expected a {what}, got {_show(text)}; {allowed}")
     if isinstance(text, int | float):
+        if math.isnan(text):
+            raise UnitError(f"expected a {what}, got nan; {allowed}")
         return float(text), 1.0
     m = re.fullmatch(rf"\s*{_NUMBER}\s*([A-Za-z/%]*)\s*", text)
     if not m:
@@ -81,7 +83,7 @@ def parse_rate(text: str | int | float) -> float:
     allowed = "use a number with bps, kbps, Mbps or Gbps (e.g. '100Mbps')"
     value, factor = _split(text, "rate", allowed, _RATE_UNITS)
     bps = value * factor
-    if not math.isfinite(bps) or bps <= 0:
+    if bps <= 0:
         raise UnitError(f"rate {_show(text)} must be positive; {allowed}")
     if not MIN_RATE_BPS <= bps <= MAX_RATE_BPS:
         raise UnitError(f"rate {_show(text)} is out of range; allowed: 1kbps to 1000Gbps")
@@ -94,10 +96,10 @@ def parse_time(text: str | int | float, *, allow_zero: bool = True) -> float:
     allowed = "use a number with ns, us, ms, s or min (e.g. '100ms')"
     value, factor = _split(text, "time", allowed, _TIME_UNITS)
     seconds = value * factor
-    if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
+    if seconds < 0 or (seconds == 0 and not allow_zero):
         raise UnitError(f"time {_show(text)} must be "
                         f"{'non-negative' if allow_zero else 'positive'}; {allowed}")
-    if seconds > MAX_TIME_S:
+    if seconds > MAX_TIME_S:  # also inf: "1e400s"
         raise UnitError(f"time {_show(text)} is too long; at most {MAX_TIME_S:g} s")
     if not allow_zero and seconds < MIN_NONZERO_TIME_S:
         raise UnitError(f"time {_show(text)} rounds to 0 at the engine's 1 ns resolution; "
@@ -110,10 +112,10 @@ def parse_size(text: str | int | float) -> int:
     allowed = "use a number with B, KB, MB, GB (decimal) or KiB, MiB, GiB (e.g. '2MB')"
     value, factor = _split(text, "size", allowed, _SIZE_UNITS)
     size = value * factor
-    if not math.isfinite(size) or round(size) < 1:
-        raise UnitError(f"size {_show(text)} must be at least 1 byte; {allowed}")
-    if size > MAX_SIZE_BYTES:
+    if size > MAX_SIZE_BYTES:  # also inf: "1e400KB"
         raise UnitError(f"size {_show(text)} is too large; at most 1000000GB (1 PB)")
+    if size < 0.5 or round(size) < 1:  # -inf cannot be rounded
+        raise UnitError(f"size {_show(text)} must be at least 1 byte; {allowed}")
     return int(round(size))
 
 
@@ -126,19 +128,19 @@ def parse_buffer(text: str | int | float, bdp_bytes: float, packet_bytes: int = 
     m = re.fullmatch(rf"{_NUMBER}\s*(%?)\s*bdp", s)
     if m:
         fraction = float(m.group(1)) / (100.0 if m.group(2) else 1.0)
-        if not math.isfinite(fraction) or fraction <= 0:
+        if fraction <= 0:
             raise UnitError(f"buffer {_show(text)} must be positive; {allowed}")
         pkts = fraction * bdp_bytes / packet_bytes
-        if pkts > MAX_BUFFER_PKTS:
-            raise UnitError(f"buffer {_show(text)} is {pkts:.3g} packets; {limit}")
+        if not pkts <= MAX_BUFFER_PKTS:  # also inf: "1e400bdp"
+            raise UnitError(f"buffer {_show(text)} is too large ({pkts:.3g} packets); {limit}")
         return {"pkts": max(1, math.ceil(pkts))}
     m = re.fullmatch(rf"{_NUMBER}\s*(pkt|pkts|packets?)", s)
     if m:
         n = float(m.group(1))
-        if not math.isfinite(n) or n < 1 or n != int(n):
-            raise UnitError(f"buffer {_show(text)} must be a whole number of packets >= 1")
-        if n > MAX_BUFFER_PKTS:
+        if n > MAX_BUFFER_PKTS:  # also inf: "1e400pkt"
             raise UnitError(f"buffer {_show(text)} is too large; {limit}")
+        if n < 1 or n != int(n):
+            raise UnitError(f"buffer {_show(text)} must be a whole number of packets >= 1")
         return {"pkts": int(n)}
     try:
         size = parse_size(text)

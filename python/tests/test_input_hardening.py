@@ -285,7 +285,7 @@ def test_a_directory_or_a_missing_file_as_the_scenario(tmp_path):
     ({"network": {"bottleneck": 1e15}}, "network.bottleneck: rate 1e+15 is out of range"),
     ({"network": {"bottleneck": True}}, "network.bottleneck: expected a rate, got True"),
     ({"network": {"buffer": True}}, "network.buffer: bad buffer True"),
-    ({"network": {"buffer": "1e400bdp"}}, "network.buffer: buffer '1e400bdp' must be positive"),
+    ({"network": {"buffer": "1e400bdp"}}, "network.buffer: buffer '1e400bdp' is too large"),
     ({"network": {"buffer": "1e20pkt"}}, "network.buffer: buffer '1e20pkt' is too large; "
                                          "at most 1000000 packets"),
     ({"network": {"rtt": 0}}, "network.rtt: must be positive"),
@@ -425,3 +425,24 @@ def test_sizes_that_round_to_zero_bytes_are_refused(sizes, needle):
     with pytest.raises(ScenarioError) as e:
         resolve(load_scenario(doc))
     assert str(e.value).startswith(needle), str(e.value)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["run", "scenario.toml", "--seed", "abc"], "Invalid value for '--seed'"),
+    (["run"], "Missing argument 'scenario'"),
+    (["sweep", "scenario.toml", "--workers", "x"], "Invalid value for '--workers'"),
+    (["run", "scenario.toml", "--nope"], "No such option: --nope"),
+    (["bogus"], "No such command 'bogus'"),
+])
+def test_usage_errors_of_the_console_command_are_one_line(tmp_path, args, needle):
+    """Click prints a usage block before such errors; the entry point makes them
+    one line like every other bad input."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "from tcpeval.cli import main; main()", *args],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], lines
+    assert "Traceback" not in proc.stderr and not (tmp_path / "results").exists()
