@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
@@ -20,23 +21,100 @@ def window(df: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf) -> p
     return df[(df["t_s"] > start_s + 1e-12) & (df["t_s"] <= end_s + 1e-12)]
 
 
+def whole_intervals(flows: pd.DataFrame, first: pd.Series, end_s: float,
+                    interval_s: float) -> pd.DataFrame:
+    """Rows of the flows table inside each flow's own window [first[flow], end_s]
+    (a flow that starts late is measured from its start): only report intervals
+    that lie wholly inside count."""
+    t = flows["t_s"]
+    begin = flows["flow"].map(first)
+    return flows[(t > begin + 1e-12) & (t <= end_s + 1e-12) & (t - interval_s >= begin - 1e-9)]
+
+
+def per_flow(df: pd.DataFrame, column: str) -> dict[int, np.ndarray]:
+    """A column's values per flow, in table order. One stable sort and slices,
+    not a scan of the table per flow: 2,000 flows would cost seconds."""
+    if df.empty:
+        return {}
+    order = np.argsort(df["flow"].to_numpy(), kind="stable")
+    keys = df["flow"].to_numpy()[order]
+    values = df[column].to_numpy()[order]
+    cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    return dict(zip(keys[np.r_[0, cuts]].tolist(), np.split(values, cuts), strict=True))
+
+
+def mean(x: Sequence[float]) -> float:
+    """sum / count (numpy's pairwise sum), NaN when empty."""
+    # Summed as given (no cast copy first), as the summary always has: a
+    # different order of float additions could change the last digit.
+    x = np.asarray(x)
+    return float(x.sum(dtype="float64") / len(x)) if len(x) else math.nan
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalStats:
+    """Mean, population std and quartiles of a flow's per-interval throughput."""
+
+    mean: float
+    std: float
+    q25: float
+    q50: float
+    q75: float
+
+
+def interval_stats(series: Sequence[float]) -> IntervalStats:
+    """Mean, population std and quartiles Q0.25/Q0.5/Q0.75 (linear interpolation)
+    of per-interval throughputs (the 10G study's box plots use the quartiles);
+    all NaN when empty."""
+    x = np.asarray(series, dtype=float)
+    if not len(x):
+        return IntervalStats(math.nan, math.nan, math.nan, math.nan, math.nan)
+    q25, q50, q75 = (float(np.quantile(x, q)) for q in (0.25, 0.5, 0.75))
+    return IntervalStats(mean(x), float(x.std()), q25, q50, q75)
+
+
 def throughput_stats(flows: pd.DataFrame, start_s: float = 0.0,
                      end_s: float = math.inf) -> pd.DataFrame:
-    """Per flow: mean, std (population), and quartiles Q0.25/Q0.5/Q0.75 of the
-    per-interval goodput in Mbit/s (the 10G study's box plots use the quartiles)."""
-    w = window(flows, start_s, end_s).groupby("flow")["throughput_mbps"]
-    return pd.DataFrame({
-        "mean": w.mean(), "std": w.std(ddof=0),
-        "q25": w.quantile(0.25), "q50": w.quantile(0.5), "q75": w.quantile(0.75),
-    })
+    """Per flow (the index): `interval_stats` of the goodput (Mbit/s) of the
+    intervals ending in the window, as columns mean, std, q25, q50, q75."""
+    x = per_flow(window(flows, start_s, end_s), "throughput_mbps")
+    rows = {f: asdict(interval_stats(v)) for f, v in x.items()}
+    return pd.DataFrame.from_dict(rows, orient="index",
+                                  columns=["mean", "std", "q25", "q50", "q75"])
+
+
+def window_counts(flows: pd.DataFrame, columns: Sequence[str], start_s: float = 0.0,
+                  end_s: float = math.inf) -> dict[int, dict[str, int]]:
+    """Per flow, the sums of event-count columns (retransmits, timeouts) over
+    the report intervals ending in the window."""
+    sums = window(flows, start_s, end_s).groupby("flow")[list(columns)].sum()
+    return {int(k): {c: int(v) for c, v in row.items()} for k, row in sums.iterrows()}
+
+
+def _link_rows(links: pd.DataFrame, link: str, start_s: float, end_s: float) -> pd.DataFrame:
+    return window(links[links["link"] == link], start_s, end_s)
 
 
 def link_utilization(links: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf,
                      link: str = "bottleneck") -> float:
     """Bytes the link transmitted (headers and retransmissions included) over its
-    capacity in the window."""
-    rows = window(links[links["link"] == link], start_s, end_s)
+    capacity, the mean over the intervals ending in the window; NaN if none."""
+    rows = _link_rows(links, link, start_s, end_s)
     return float(rows["utilization"].mean()) if len(rows) else math.nan
+
+
+def mean_queue(links: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf,
+               link: str = "bottleneck") -> float:
+    """The link's time-average queue (packets), the mean over the intervals
+    ending in the window; NaN if none."""
+    rows = _link_rows(links, link, start_s, end_s)
+    return float(rows["queue_pkts_mean"].mean()) if len(rows) else math.nan
+
+
+def drops(links: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf,
+          link: str = "bottleneck") -> int:
+    """Packets the link dropped in the intervals ending in the window."""
+    return int(_link_rows(links, link, start_s, end_s)["drops"].sum())
 
 
 # ----- stability -------------------------------------------------------------------------
@@ -176,19 +254,22 @@ def tcp_friendliness(reno_with_variant: float, reno_with_reno: float) -> float:
 # ----- loss, retransmissions, delay -----------------------------------------------------
 
 
+def ratio(part: float, whole: float) -> float:
+    """part / whole, 0 when the whole is 0 (nothing arrived, nothing sent)."""
+    return float(part / whole) if whole else 0.0
+
+
 def loss_rate(links: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf,
               link: str = "bottleneck") -> float:
-    """Drops / arrivals at the link in the window."""
-    rows = window(links[links["link"] == link], start_s, end_s)
-    arrivals = rows["arrivals"].sum()
-    return float(rows["drops"].sum() / arrivals) if arrivals else 0.0
+    """Drops / arrivals at the link in the intervals ending in the window."""
+    rows = _link_rows(links, link, start_s, end_s)
+    return ratio(rows["drops"].sum(), rows["arrivals"].sum())
 
 
-def retransmission_rate(summary_flow: dict) -> float:
-    """Retransmitted segments / segments sent over the whole run, for one flow of
-    a summary (segments sent are counted per run only, not per interval)."""
-    sent = summary_flow["segments_sent"]
-    return summary_flow["retransmits_total"] / sent if sent else 0.0
+def retransmission_rate(retransmits: int, segments_sent: int) -> float:
+    """Retransmitted segments / segments sent (whole-run counts: segments sent
+    are not recorded per interval)."""
+    return ratio(retransmits, segments_sent)
 
 
 def queueing_delay(queue: pd.DataFrame, capacity_bps: float, link: str = "bottleneck",
@@ -202,14 +283,6 @@ def queueing_delay(queue: pd.DataFrame, capacity_bps: float, link: str = "bottle
     for q in quantiles:
         out[f"p{int(q * 100)}_ms"] = float(np.quantile(delay, q)) if len(delay) else math.nan
     return out
-
-
-def rtt_inflation(trace: pd.DataFrame, base_rtt_ms: dict[int, float], start_s: float = 0.0,
-                  end_s: float = math.inf) -> dict[int, float]:
-    """Mean smoothed RTT over base RTT, per flow."""
-    rows = trace[(trace["t_s"] >= start_s) & (trace["t_s"] <= end_s) & (trace["srtt_ms"] > 0)]
-    means = rows.groupby("flow")["srtt_ms"].mean()
-    return {int(f): float(m / base_rtt_ms[f]) for f, m in means.items() if f in base_rtt_ms}
 
 
 DEFAULT_SIZE_BUCKETS = (0, 10_000, 100_000, 1_000_000, 10_000_000, math.inf)

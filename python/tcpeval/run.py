@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics
+from .engine_output import EngineOutput, Flow, Link, Stream, logical_flows
 from .scenario import Scenario, ScenarioError, engine_config, load_scenario, resolve
 
 NS = 1e9
@@ -94,15 +95,15 @@ def run(scenario: str | Path | dict | Scenario, *, overrides=(), seed: int | Non
 
 
 def build_result(resolved: dict, raw: dict, wall_s: float) -> Result:
-    meta = resolved["meta"]
-    stream_of = _stream_to_flow(meta["logical_flows"])
-    flows = _flow_table(raw, resolved, stream_of)
-    trace = _trace_table(raw, stream_of)
-    queue = _frame(raw["queue"], ("t_ns",))
-    links = _link_table(raw, resolved)
-    udp = _frame(raw.get("udp_intervals", {}), ("t_ns",))
-    completions = _completions(raw)
-    summary = summarize(resolved, raw, flows, trace, links, wall_s, queue)
+    out = EngineOutput.from_json(raw)
+    flows_of_run = logical_flows(resolved)
+    flows = _flow_table(out, resolved, flows_of_run)
+    trace = _trace_table(out, flows_of_run)
+    queue = _frame(out.queue, ("t_ns",))
+    links = _link_table(out, resolved)
+    udp = _frame(out.udp_intervals, ("t_ns",))
+    completions = _completions(out.streams)
+    summary = summarize(resolved, out, flows, trace, links, wall_s, queue)
     return Result(resolved, summary, flows, trace, queue, links, udp, completions, raw)
 
 
@@ -130,14 +131,14 @@ def resummarize(result: Result, start_s: float | None = None,
         raise ScenarioError(f"window {start:g}-{end:g} s: need 0 <= from < to <= {duration:g}")
     resolved["meta"]["measure_from_s"] = start
     resolved["duration_ns"] = int(round(end * NS))
-    s = summarize(resolved, result.raw, result.flows, result.trace, result.links,
-                  result.summary["sim"]["wall_s"], result.queue)
+    s = summarize(resolved, EngineOutput.from_json(result.raw), result.flows, result.trace,
+                  result.links, result.summary["sim"]["wall_s"], result.queue)
     s["sim"] = result.summary["sim"]
     return s
 
 
-def _stream_to_flow(logical: list[dict]) -> dict[int, int]:
-    return {s: f["id"] for f in logical for s in f["streams"]}
+def _flow_of_stream(flows_of_run: list[Flow]) -> dict[int, int]:
+    return {s: f.id for f in flows_of_run for s in f.streams}
 
 
 def _frame(columns: dict, time_cols=()) -> pd.DataFrame:
@@ -153,10 +154,11 @@ def _frame(columns: dict, time_cols=()) -> pd.DataFrame:
 INTERVAL_COUNTS = ("retransmits", "timeouts")
 
 
-def _flow_table(raw: dict, resolved: dict, stream_of: dict[int, int]) -> pd.DataFrame:
+def _flow_table(out: EngineOutput, resolved: dict, flows_of_run: list[Flow]) -> pd.DataFrame:
     """Per report interval and logical flow: goodput, retransmits and timeouts
     (streams summed)."""
-    iv = _frame(raw["intervals"], ("t_ns",))
+    stream_of = _flow_of_stream(flows_of_run)
+    iv = _frame(out.intervals, ("t_ns",))
     counts = [c for c in INTERVAL_COUNTS if c in iv or iv.empty]
     cols = ["t_s", "flow", "cc", "delivered_bytes", "throughput_mbps", *counts]
     if iv.empty:
@@ -166,13 +168,14 @@ def _flow_table(raw: dict, resolved: dict, stream_of: dict[int, int]) -> pd.Data
     df = iv.groupby(["t_s", "flow"], as_index=False)[["delivered_bytes", *counts]].sum()
     interval_s = resolved["interval_ns"] / NS
     df["throughput_mbps"] = df["delivered_bytes"] * 8 / interval_s / 1e6
-    cc = {f["id"]: f["cc"] for f in resolved["meta"]["logical_flows"]}
+    cc = {f.id: f.cc for f in flows_of_run}
     df.insert(2, "cc", df["flow"].map(cc))
     return df[cols]
 
 
-def _trace_table(raw: dict, stream_of: dict[int, int]) -> pd.DataFrame:
-    tr = _frame(raw["trace"], ("t_ns",))
+def _trace_table(out: EngineOutput, flows_of_run: list[Flow]) -> pd.DataFrame:
+    stream_of = _flow_of_stream(flows_of_run)
+    tr = _frame(out.trace, ("t_ns",))
     if tr.empty:
         return pd.DataFrame(columns=["t_s", "flow", "stream", "cwnd_pkts", "ssthresh_pkts",
                                      "srtt_ms", "inflight_pkts"])
@@ -183,11 +186,11 @@ def _trace_table(raw: dict, stream_of: dict[int, int]) -> pd.DataFrame:
                "inflight_pkts"]].reset_index(drop=True)
 
 
-def _link_table(raw: dict, resolved: dict) -> pd.DataFrame:
-    li = _frame(raw["link_intervals"], ("t_ns",))
+def _link_table(out: EngineOutput, resolved: dict) -> pd.DataFrame:
+    li = _frame(out.link_intervals, ("t_ns",))
     if li.empty:
         return li
-    capacity = {link["name"]: link["capacity_bps"] for link in raw["links"]}
+    capacity = {link.name: link.capacity_bps for link in out.links}
     interval_s = resolved["interval_ns"] / NS
     li["utilization"] = li["tx_bytes"] * 8 / (li["link"].map(capacity) * interval_s)
     return li
@@ -197,43 +200,39 @@ COMPLETION_COLUMNS = ["id", "group", "cc", "start_s", "size_bytes", "delivered_b
                       "completed", "end_s", "fct_s"]
 
 
-def _completions(raw: dict) -> pd.DataFrame:
+def _completions(streams: tuple[Stream, ...]) -> pd.DataFrame:
     """Every fixed-size transfer (background web ones included): its size, the
     bytes it delivered, and whether and when it completed. An unfinished
     transfer has no end and no FCT (null, never 0)."""
-    rows = [_completion(f) for f in raw["flows"] if f.get("size_bytes") is not None]
+    rows = [_completion(s) for s in streams if s.size_bytes is not None]
     df = pd.DataFrame(rows, columns=COMPLETION_COLUMNS)
     return df.astype({"size_bytes": "int64", "delivered_bytes": "int64", "completed": "bool",
                       "end_s": "float64", "fct_s": "float64"})
 
 
-def _completion(f: dict) -> dict:
-    done = f.get("completed_ns")
-    start = f["start_ns"] / NS
-    return {"id": f["id"], "group": f.get("group"), "cc": f["cc"], "start_s": start,
-            "size_bytes": f["size_bytes"], "delivered_bytes": f["bytes_delivered"],
+def _completion(s: Stream) -> dict:
+    done = s.completed_ns
+    start = s.start_ns / NS
+    return {"id": s.id, "group": s.group, "cc": s.cc, "start_s": start,
+            "size_bytes": s.size_bytes, "delivered_bytes": s.bytes_delivered,
             "completed": done is not None,
             "end_s": None if done is None else done / NS,
             "fct_s": None if done is None else done / NS - start}
 
 
-def _window(df: pd.DataFrame, start: float, end: float) -> pd.DataFrame:
-    """Rows of interval tables whose interval ends in (start, end]."""
-    return df[(df["t_s"] > start + 1e-12) & (df["t_s"] <= end + 1e-12)]
-
-
-def summarize(resolved, raw, flows, trace, links, wall_s, queue=None) -> dict:
+def summarize(resolved, out: EngineOutput, flows, trace, links, wall_s, queue=None) -> dict:
     """The run's summary over its measurement window [measure_from, end]. Every
     count a flow or link reports under its plain name (retransmits, timeouts,
-    drops, loss_rate) is the window's; the whole run's carry a `_total` suffix."""
+    drops, loss_rate) is the window's; the whole run's carry a `_total` suffix.
+    Every formula is metrics.py's."""
     meta = resolved["meta"]
     start = meta["measure_from_s"]
     end = resolved["duration_ns"] / NS
-    interval = resolved["interval_ns"] / NS
-    per_flow = _flow_summaries(resolved, raw, flows, trace, start, end, interval)
+    flows_of_run = logical_flows(resolved)
+    per_flow = _flow_summaries(resolved, out, flows_of_run, flows, trace, start, end)
     x = [f["throughput_mbps"] for f in per_flow]
-    forward = _forward_links(raw)
-    narrowest = min(forward, key=lambda link: link["capacity_bps"])  # ties: the first
+    forward = out.forward_links()
+    narrowest = min(forward, key=lambda link: link.capacity_bps)  # ties: the first
     summary = {
         "backend": meta["backend"],
         "seed": resolved["seed"],
@@ -243,17 +242,17 @@ def summarize(resolved, raw, flows, trace, links, wall_s, queue=None) -> dict:
         "jain_index": metrics.jain_index(x) if per_flow else None,
         "asymmetry": metrics.asymmetry(*x) if len(x) == 2 else None,
         "aggregate_cov": metrics.aggregate_cov(flows, start, end) if per_flow else None,
-        "sim": {"events": raw["sim"]["events"], "packets": narrowest["tx_data_packets"],
-                "sim_time_s": raw["sim"]["end_ns"] / NS, "wall_s": wall_s,
+        "sim": {"events": out.sim.events, "packets": narrowest.tx_data_packets,
+                "sim_time_s": out.sim.end_ns / NS, "wall_s": wall_s,
                 "engine_version": _engine_version()},
     }
     if len(forward) > 1:
         summary["hops"] = [_link_summary(link, links, queue, start, end) for link in forward]
-    if any(len(f["streams"]) > 1 for f in meta["logical_flows"]):
-        summary["streams"] = [_stream_summary(raw["flows"][s], f["id"])
-                              for f in meta["logical_flows"] for s in f["streams"]]
-    if raw.get("validity"):
-        summary["validity"] = raw["validity"]
+    if any(len(f.streams) > 1 for f in flows_of_run):
+        summary["streams"] = [_stream_summary(out.streams[s], f.id)
+                              for f in flows_of_run for s in f.streams]
+    if out.validity:
+        summary["validity"] = out.validity
     return _clean(summary)
 
 
@@ -263,132 +262,98 @@ def _engine_version() -> str:
     return _sim.version()
 
 
-def _flow_summaries(resolved, raw, flows, trace, start, end, interval) -> list[dict]:
+def _flow_summaries(resolved, out: EngineOutput, flows_of_run: list[Flow], flows, trace,
+                    start, end) -> list[dict]:
     """Per logical flow, from one pass over each table (grouped by flow), not one
     scan of the whole table per flow: 2,000 flows would cost seconds."""
-    logical = resolved["meta"]["logical_flows"]
-    first = pd.Series({f["id"]: max(start, resolved["flows"][f["streams"][0]]["start_ns"] / NS)
-                       for f in logical}, dtype="float64")
-    tput = _by_flow(_measured_intervals(flows, first, end, interval), "throughput_mbps")
+    first = pd.Series({f.id: max(start, resolved["flows"][f.streams[0]]["start_ns"] / NS)
+                       for f in flows_of_run}, dtype="float64")
+    interval = resolved["interval_ns"] / NS
+    tput = metrics.per_flow(metrics.whole_intervals(flows, first, end, interval),
+                            "throughput_mbps")
     tr = trace[(trace["t_s"] >= trace["flow"].map(first)) & (trace["t_s"] <= end)]
-    cwnd = _by_flow(tr.groupby(["flow", "t_s"], as_index=False)["cwnd_pkts"].sum(), "cwnd_pkts")
-    srtt = _by_flow(tr[tr["srtt_ms"] > 0], "srtt_ms")
-    counts = _window_counts(flows, start, end)
-    return [_flow_summary(f, raw, resolved, tput.get(f["id"], EMPTY), cwnd.get(f["id"]),
-                          srtt.get(f["id"], EMPTY), counts.get(f["id"], {}))
-            for f in logical]
+    cwnd = metrics.per_flow(tr.groupby(["flow", "t_s"], as_index=False)["cwnd_pkts"].sum(),
+                            "cwnd_pkts")
+    srtt = metrics.per_flow(tr[tr["srtt_ms"] > 0], "srtt_ms")
+    # A count the table lacks (an older run's) is missing from the result.
+    counts = [c for c in INTERVAL_COUNTS if c in flows]
+    window_counts = metrics.window_counts(flows, counts, start, end) if counts else {}
+    return [_flow_summary(f, [out.streams[s] for s in f.streams], resolved,
+                          tput.get(f.id, EMPTY), cwnd.get(f.id), srtt.get(f.id, EMPTY),
+                          window_counts.get(f.id, {}))
+            for f in flows_of_run]
 
 
 EMPTY = np.array([], dtype="float64")
 
 
-def _measured_intervals(flows: pd.DataFrame, first: pd.Series, end: float,
-                        interval: float) -> pd.DataFrame:
-    """Rows of the flows table inside each flow's window [first, end]: only
-    whole report intervals count."""
-    t = flows["t_s"]
-    begin = flows["flow"].map(first)
-    return flows[(t > begin + 1e-12) & (t <= end + 1e-12) & (t - interval >= begin - 1e-9)]
-
-
-def _by_flow(df: pd.DataFrame, column: str) -> dict[int, np.ndarray]:
-    """A column's values per flow, in table order (a stable sort, then slices)."""
-    if df.empty:
-        return {}
-    order = np.argsort(df["flow"].to_numpy(), kind="stable")
-    keys = df["flow"].to_numpy()[order]
-    values = df[column].to_numpy()[order]
-    cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-    return dict(zip(keys[np.r_[0, cuts]].tolist(), np.split(values, cuts), strict=True))
-
-
-def _window_counts(flows: pd.DataFrame, start: float, end: float) -> dict[int, dict]:
-    """Per flow, retransmits and timeouts of the report intervals ending in the
-    window (the table's windowing rule, as for the bottleneck's drops); a count
-    the table lacks (an older run's) is missing from the result."""
-    counts = [c for c in INTERVAL_COUNTS if c in flows]
-    if not counts:
-        return {}
-    sums = metrics.window(flows, start, end).groupby("flow")[counts].sum()
-    return {int(k): {c: int(v) for c, v in row.items()} for k, row in sums.iterrows()}
-
-
-def _mean(x: np.ndarray) -> float:
-    """The mean as pandas computes it (sum / count), NaN when empty."""
-    return float(x.sum(dtype="float64") / len(x)) if len(x) else float("nan")
-
-
-def _flow_summary(f, raw, resolved, tput, cwnd, srtt, window_counts) -> dict:
-    engine = [raw["flows"][s] for s in f["streams"]]
-    cfg = resolved["flows"][f["streams"][0]]
-    sent = sum(e["segments_sent"] for e in engine)
-    retx_total = sum(e["retransmits"] for e in engine)
+def _flow_summary(f: Flow, streams: list[Stream], resolved, tput, cwnd, srtt,
+                  window_counts) -> dict:
+    cfg = resolved["flows"][f.streams[0]]
+    sent = sum(s.segments_sent for s in streams)
+    retx_total = sum(s.retransmits for s in streams)
+    stats = metrics.interval_stats(tput)
     return {
-        "id": f["id"], "label": f["label"], "cc": f["cc"], "streams": len(f["streams"]),
+        "id": f.id, "label": f.label, "cc": f.cc, "streams": len(f.streams),
         "rtt_ms": cfg["rtt_ns"] / 1e6, "start_s": cfg["start_ns"] / NS,
-        "throughput_mbps": _mean(tput) if len(tput) else 0.0,
-        "throughput_std_mbps": float(tput.std()) if len(tput) else 0.0,
-        "throughput_q25_mbps": _quantile(tput, 0.25),
-        "throughput_q50_mbps": _quantile(tput, 0.5),
-        "throughput_q75_mbps": _quantile(tput, 0.75),
+        # A flow with no whole interval in the window reports 0 Mbit/s, +- 0.
+        "throughput_mbps": stats.mean if len(tput) else 0.0,
+        "throughput_std_mbps": stats.std if len(tput) else 0.0,
+        "throughput_q25_mbps": stats.q25,
+        "throughput_q50_mbps": stats.q50,
+        "throughput_q75_mbps": stats.q75,
         "stability_index": metrics.stability_index(tput),
         # None: the run was stored before these were recorded per interval.
         "retransmits": window_counts.get("retransmits"),
         "timeouts": window_counts.get("timeouts"),
-        "mean_cwnd_pkts": float("nan") if cwnd is None else _mean(cwnd),
-        "mean_srtt_ms": _mean(srtt),
+        "mean_cwnd_pkts": float("nan") if cwnd is None else metrics.mean(cwnd),
+        "mean_srtt_ms": metrics.mean(srtt),
         "retransmits_total": retx_total,
-        "timeouts_total": sum(e["timeouts"] for e in engine),
-        "bytes_delivered": sum(e["bytes_delivered"] for e in engine),
+        "timeouts_total": sum(s.timeouts for s in streams),
+        "bytes_delivered": sum(s.bytes_delivered for s in streams),
         "segments_sent": sent,
-        "retransmit_rate": retx_total / sent if sent else 0.0,
-        "completed_s": _completed(engine),
+        "retransmit_rate": metrics.retransmission_rate(retx_total, sent),
+        "completed_s": _completed(streams),
     }
 
 
-def _quantile(x: np.ndarray, q: float) -> float:
-    return float(np.quantile(x, q)) if len(x) else float("nan")
-
-
-def _completed(engine: list[dict]) -> float | None:
-    done = [e["completed_ns"] for e in engine]
+def _completed(streams: list[Stream]) -> float | None:
+    done = [s.completed_ns for s in streams]
     return None if any(d is None for d in done) else max(done) / NS
 
 
-def _stream_summary(e: dict, flow_id: int) -> dict:
+def _stream_summary(s: Stream, flow_id: int) -> dict:
     """A stream's whole-run engine counters."""
-    return {"flow": flow_id, "stream": e["id"], "bytes_delivered": e["bytes_delivered"],
-            "retransmits_total": e["retransmits"], "timeouts_total": e["timeouts"],
-            "segments_sent": e["segments_sent"]}
+    return {"flow": flow_id, "stream": s.id, "bytes_delivered": s.bytes_delivered,
+            "retransmits_total": s.retransmits, "timeouts_total": s.timeouts,
+            "segments_sent": s.segments_sent}
 
 
-def _forward_links(raw: dict) -> list[dict]:
-    """The monitored links data crosses (a dumbbell's bottleneck, a parking lot's
-    hops), not the reverse directions."""
-    return [link for link in raw["links"]
-            if link["name"] != "reverse" and not link["name"].endswith("-rev")]
-
-
-def _link_summary(link, links, queue, start, end) -> dict:
-    delay = (metrics.queueing_delay(queue, link["capacity_bps"], link["name"], start, end)
+def _link_summary(link: Link, links, queue, start, end) -> dict:
+    delay = (metrics.queueing_delay(queue, link.capacity_bps, link.name, start, end)
              if queue is not None and len(queue) else {})
-    rows = _window(links[links["link"] == link["name"]], start, end) if len(links) else links
-    drops_total = link["drops_overflow"] + link["drops_random"] + link.get("drops_early", 0)
-    window_loss = metrics.loss_rate(links, start, end, link["name"]) if len(links) else 0.0
+    window_loss = metrics.loss_rate(links, start, end, link.name) if len(links) else 0.0
     return {
-        "name": link["name"],
-        "capacity_mbps": link["capacity_bps"] / 1e6,
-        "utilization": float(rows["utilization"].mean()) if len(rows) else 0.0,
-        "drops": int(rows["drops"].sum()) if len(rows) else 0,
+        "name": link.name,
+        "capacity_mbps": link.capacity_bps / 1e6,
+        # No interval in the window (or no link table): 0, not null, as always.
+        "utilization": _or_zero(metrics.link_utilization(links, start, end, link.name)
+                                if len(links) else 0.0),
+        "drops": metrics.drops(links, start, end, link.name) if len(links) else 0,
         "loss_rate": window_loss,
-        "mean_queue_pkts": float(rows["queue_pkts_mean"].mean()) if len(rows) else 0.0,
-        "max_queue_pkts": link["max_queue_pkts"],
+        "mean_queue_pkts": _or_zero(metrics.mean_queue(links, start, end, link.name)
+                                    if len(links) else 0.0),
+        "max_queue_pkts": link.max_queue_pkts,
         "window_loss_rate": window_loss,
-        "drops_total": drops_total,
-        "loss_rate_total": drops_total / link["arrivals"] if link["arrivals"] else 0.0,
+        "drops_total": link.drops,
+        "loss_rate_total": metrics.ratio(link.drops, link.arrivals),
         "queueing_delay_mean_ms": delay.get("mean_ms"),
         "queueing_delay_p99_ms": delay.get("p99_ms"),
     }
+
+
+def _or_zero(x: float) -> float:
+    return 0.0 if np.isnan(x) else x
 
 
 def _clean(obj):
