@@ -125,3 +125,89 @@ def test_confidence_interval_shrinks_with_more_samples(n):
     rng = np.random.default_rng(n)
     x = rng.normal(10, 2, 4 * n)
     assert m.aggregate(x)["ci"] < m.aggregate(x[:n])["ci"] * 1.3
+
+
+# ----- the functions the summary is made of ------------------------------------------
+
+FLOWS = pd.DataFrame({"t_s": [1.0, 1.0, 2.0, 2.0, 3.0, 3.0], "flow": [0, 1, 0, 1, 0, 1],
+                      "throughput_mbps": [2.0, 9.0, 4.0, 9.0, 6.0, 9.0],
+                      "retransmits": [1, 0, 2, 0, 3, 5]})
+
+
+def test_window_takes_intervals_ending_in_the_half_open_range():
+    assert m.window(FLOWS, 1.0, 2.0)["t_s"].tolist() == [2.0, 2.0]
+    assert len(m.window(FLOWS)) == 6 and m.window(FLOWS, 3.0).empty
+
+
+def test_whole_intervals_start_each_flow_at_its_own_first_instant():
+    # 1 s intervals: flow 1 measured from 1.5 s has no whole interval before 3 s
+    # (the one ending at 2 s began at 1 s); flow 0 from 0 s keeps them all.
+    first = pd.Series({0: 0.0, 1: 1.5})
+    rows = m.whole_intervals(FLOWS, first, 3.0, 1.0)
+    assert rows[rows["flow"] == 0]["t_s"].tolist() == [1.0, 2.0, 3.0]
+    assert rows[rows["flow"] == 1]["t_s"].tolist() == [3.0]
+    assert m.whole_intervals(FLOWS, first, 2.0, 1.0)["flow"].tolist() == [0, 0]
+
+
+def test_per_flow_groups_in_table_order():
+    got = m.per_flow(FLOWS.iloc[::-1], "throughput_mbps")
+    assert list(got) == [0, 1] and got[0].tolist() == [6.0, 4.0, 2.0]
+    assert m.per_flow(FLOWS.iloc[:0], "throughput_mbps") == {}
+
+
+def test_mean_is_sum_over_count_and_nan_when_empty():
+    assert m.mean([1, 2, 6]) == 3.0 and math.isnan(m.mean([]))
+
+
+def test_interval_stats_by_hand():
+    # 2, 4, 6: mean 4, population std sqrt(8/3), linear quartiles 3, 4, 5.
+    s = m.interval_stats([2.0, 4.0, 6.0])
+    assert (s.mean, s.q25, s.q50, s.q75) == (4.0, 3.0, 4.0, 5.0)
+    assert s.std == pytest.approx(math.sqrt(8 / 3))
+    assert all(math.isnan(v) for v in (m.interval_stats([]).mean, m.interval_stats([]).q50))
+
+
+@given(st.lists(st.floats(0, 1e4), min_size=1, max_size=30))
+def test_interval_stats_orders_its_quartiles_inside_the_range(x):
+    s = m.interval_stats(x)
+    assert min(x) - 1e-9 <= s.q25 <= s.q50 <= s.q75 <= max(x) + 1e-9
+    assert min(x) - 1e-6 <= s.mean <= max(x) + 1e-6 and s.std >= 0
+
+
+def test_throughput_stats_per_flow_over_the_window():
+    t = m.throughput_stats(FLOWS, 1.0)  # intervals ending at 2 and 3 s
+    assert t.loc[0, "mean"] == 5.0 and t.loc[0, "std"] == 1.0
+    assert t.loc[1].tolist() == [9.0, 0.0, 9.0, 9.0, 9.0]
+
+
+def test_window_counts_sum_the_window_only():
+    assert m.window_counts(FLOWS, ["retransmits"], 1.0) == {0: {"retransmits": 5},
+                                                          1: {"retransmits": 5}}
+
+
+LINKS = pd.DataFrame({"t_s": [1.0, 2.0, 1.0], "link": ["bottleneck", "bottleneck", "hop2"],
+                      "utilization": [0.5, 1.0, 0.1], "queue_pkts_mean": [10.0, 30.0, 0.0],
+                      "drops": [1, 3, 7], "arrivals": [100, 300, 50]})
+
+
+def test_link_window_metrics_by_hand():
+    assert m.link_utilization(LINKS) == 0.75 and m.link_utilization(LINKS, 1.0) == 1.0
+    assert m.mean_queue(LINKS) == 20.0 and m.drops(LINKS) == 4
+    assert m.drops(LINKS, link="hop2") == 7 and m.loss_rate(LINKS, link="hop2") == 7 / 50
+    assert math.isnan(m.link_utilization(LINKS, 2.0)) and math.isnan(m.mean_queue(LINKS, 2.0))
+    assert m.drops(LINKS, 2.0) == 0 and m.loss_rate(LINKS, 2.0) == 0.0
+
+
+def test_ratio_and_retransmission_rate():
+    assert m.ratio(1, 4) == 0.25 and m.ratio(3, 0) == 0.0
+    assert m.retransmission_rate(5, 200) == 0.025 and m.retransmission_rate(0, 0) == 0.0
+
+
+def test_jain_series_per_interval():
+    # t = 1: (2 + 9)^2 / (2 (4 + 81)) = 121 / 170; t = 3: 225 / 234.
+    j = m.jain_series(FLOWS)
+    assert j.loc[1.0] == pytest.approx(121 / 170) and j.loc[3.0] == pytest.approx(225 / 234)
+
+
+def test_ewma_by_hand():
+    assert m.ewma([10, 10], lam=0.5).tolist() == [5.0, 7.5]
