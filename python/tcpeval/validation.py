@@ -39,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tcpeval import metrics
+
 RATE_BPS = 10e9
 MSS = 1448
 MTU = 1500
@@ -275,8 +277,7 @@ def fairness(cc: str, seed: int = 1) -> dict:
     iv = res["intervals"]
     x = [sum(b for t, f, b in zip(iv["t_ns"], iv["flow"], iv["delivered_bytes"], strict=True)
              if f == k and t > 150 * 10**9) * 8 / 150 / 1e6 for k in (0, 1)]
-    jain = sum(x) ** 2 / (2 * sum(v * v for v in x))
-    return {"cc": cc, "flow1_mbps": x[0], "flow2_mbps": x[1], "jain": jain}
+    return {"cc": cc, "flow1_mbps": x[0], "flow2_mbps": x[1], "jain": metrics.jain_index(x)}
 
 
 def _plot(rows: list[dict], cc: str, out_png: Path) -> None:
