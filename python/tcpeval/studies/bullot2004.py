@@ -289,10 +289,9 @@ def average_asymmetry(pairs: dict[tuple[str, str], float], path: str,
 
 
 def mean_std(values) -> tuple[float, float]:
-    x = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
-    if not len(x):
-        return math.nan, math.nan
-    return float(x.mean()), (float(x.std(ddof=1)) if len(x) > 1 else math.nan)
+    """Mean and sample std over cells (metrics.aggregate; None and NaN skipped)."""
+    a = metrics.aggregate(values)
+    return a["mean"], a["std"]
 
 
 # ----- report ---------------------------------------------------------------------------------
@@ -418,7 +417,8 @@ def _t4_table(results: dict, profile: str, flows_of) -> pd.DataFrame:
             f = f[f["flow"] == 0]
             for key, lo, hi in (("with", 0.0, half), ("without", half, math.inf)):
                 x = metrics.window(f, lo, hi)["throughput_mbps"].to_numpy()
-                row[f"{key}_mbps"], row[f"{key}_std"] = (x.mean(), x.std()) if len(x) else \
+                stats = metrics.interval_stats(x)
+                row[f"{key}_mbps"], row[f"{key}_std"] = (stats.mean, stats.std) if len(x) else \
                     (None, None)
         rows.append(row)
     return pd.DataFrame(rows)
