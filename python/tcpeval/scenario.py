@@ -785,18 +785,11 @@ def _engine_flows(sc: Scenario, rtt_s: float,
                     "delack_timeout_ns": _ns(parse_time(f.delack_timeout)),
                     "initial_cwnd": f.initial_cwnd, "direction": f.direction,
                     "path": f.path, "nic_queue_pkts": f.txqueuelen, "group": label,
-                    **_send_overhead(f),
+                    "send_overhead_ns": _ns(parse_time(f.send_overhead)),
                 })
             logical.append({"id": fid, "label": label, "cc": f.cc, "streams": ids,
                             "entry": k})
     return engine, logical
-
-
-def _send_overhead(f: Flow) -> dict:
-    """The engine key only when set, so that scenarios without it keep their run
-    keys (and stored runs stay found)."""
-    ns = _ns(parse_time(f.send_overhead))
-    return {"send_overhead_ns": ns} if ns else {}
 
 
 def _udp(sc: Scenario, rate_bps: float, rtt_s: float, duration_s: float) -> list[dict]:

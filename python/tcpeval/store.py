@@ -25,8 +25,10 @@ from datetime import datetime
 from pathlib import Path
 
 from .run import Result
+from .runkey import KEY_VERSION, run_key
 
 MARKER = ".tcpeval-run"  # in every run directory: the files tcpeval wrote there
+FORMAT = "store.json"  # in a store: the rule its run keys follow (runkey.KEY_VERSION)
 TABLES = ("flows", "trace", "queue", "links", "udp", "completions")
 # What a run directory written before the marker existed can hold.
 LEGACY_FILES = frozenset({"summary.json", "scenario.json", "engine.json", "report.html",
@@ -214,6 +216,7 @@ class Store:
     sweeps/<name>.json the sweep's axes and run keys
     corrupt/<key>-<time>/  a damaged run moved aside, with reason.txt
     index.parquet      one row per run: status, axis values, seed, summary metrics
+    store.json         the key rule of the runs' names (older stores are migrated)
 
     A run is published by one rename that never replaces: of two writers of a
     key (identical runs, the key being their content hash) the second discards
@@ -236,6 +239,21 @@ class Store:
                 raise OutputError(f"cannot create a result store in {self.root}: "
                                   f"{e.strerror or e}") from None
         self._remove_leftovers()
+        # Run keys of a store written before the current key rule, for a store
+        # that cannot be migrated (read-only): current key -> directory name.
+        self._aliases: dict[str, str] = {}
+        if self._key_version() < KEY_VERSION:
+            self._migrate()
+        elif not (self.root / FORMAT).exists():
+            self._write_format()  # a new store
+
+    def _write_format(self) -> None:
+        try:
+            _atomic_text(self.root / FORMAT, json.dumps(
+                {"tcpeval": "store", "key_version": KEY_VERSION}))
+        except OSError as e:
+            if e.errno not in UNWRITABLE:
+                raise
 
     def writable(self) -> bool:
         return all(os.access(self.root / sub, os.W_OK | os.X_OK)
@@ -249,13 +267,71 @@ class Store:
     def has(self, key: str) -> bool:
         """Whether a whole run of `key` is stored. A damaged one is moved aside
         to corrupt/ (so it runs again) and does not count."""
-        run = self.root / "runs" / key
+        run = self.root / "runs" / self._aliases.get(key, key)
         if not run.exists():
             return False
         if run_problem(run, store_run=True) is None:
             return True
-        self._quarantine(key)
+        self._quarantine(run.name)
         return False
+
+    def _key_version(self) -> int:
+        """The key rule the store's runs are named by: that of its format file,
+        1 (the hash of the whole resolved dict) for a store without one."""
+        try:
+            return int(json.loads((self.root / FORMAT).read_bytes())["key_version"])
+        except FileNotFoundError:
+            return KEY_VERSION if not any(self._entries()) else 1
+        except (ValueError, KeyError, TypeError):
+            return 1  # damaged: migrating again is harmless (it is idempotent)
+
+    def _entries(self):
+        for sub in ("runs", "failed"):
+            yield from (p for p in (self.root / sub).iterdir() if not p.name.startswith("."))
+
+    def _migrate(self) -> None:
+        """Rename the runs of an older key rule to their current keys (computed
+        from their scenario.json), with the same no-replace publish as a new run;
+        then record the rule in the format file. Idempotent, so an interrupted
+        migration finishes on the next open. Failure records of rule 1 hold no
+        scenario to recompute a key from: they go (the sweep retries those runs,
+        as it retries every failed run). A store that cannot be written keeps
+        its names and is read through aliases."""
+        with self._lock():
+            if self._key_version() >= KEY_VERSION:
+                return  # another process migrated it meanwhile
+            renamed = {}
+            for run in sorted((self.root / "runs").iterdir()):
+                if not run.name.startswith(".") and run.is_dir():
+                    renamed.update(self._migrate_run(run))
+            if self._aliases:
+                return  # read-only: nothing written
+            for failed in (self.root / "failed").glob("*.json"):
+                _migrate_failure(failed)
+            for sweep in (self.root / "sweeps").glob("*.json"):
+                _migrate_sweep(sweep, renamed)
+            self._write_format()
+
+    def _migrate_run(self, run: Path) -> dict[str, str]:
+        """{old key: new key} of one run, renamed; {} when it needs nothing or is
+        damaged (left for has() and the index to move aside)."""
+        try:
+            params = json.loads((run / "params.json").read_bytes())
+            key = run_key(json.loads((run / "scenario.json").read_bytes()))
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return {}
+        if key == run.name and params.get("key_version") == KEY_VERSION:
+            return {}
+        try:
+            _atomic_text(run / "params.json", json.dumps(
+                {**params, "key": key, "key_version": KEY_VERSION}, indent=2))
+            if key != run.name and not _rename_noreplace(run, run.parent / key):
+                shutil.rmtree(run)  # the same run is stored under its new key already
+        except OSError as e:
+            if e.errno not in UNWRITABLE:
+                raise
+            self._aliases[key] = run.name
+        return {run.name: key}
 
     def write(self, spec, result) -> None:
         """Publish a finished run; its failure record, if any, goes."""
@@ -284,7 +360,10 @@ class Store:
     def write_failure(self, spec, error: str) -> None:
         if (self.root / "runs" / spec.key).exists():
             return  # another writer published this run: it did not fail there
-        record = {**_params(spec), "error": error}
+        # The scenario lets a later key rule recompute the record's key (a
+        # record without one is dropped by that migration).
+        record = {**_params(spec), "error": error,
+                  "scenario": getattr(spec, "resolved", None)}
         try:
             _atomic_text(self.root / "failed" / f"{spec.key}.json", json.dumps(record, indent=2))
         except OSError as e:
@@ -504,8 +583,32 @@ def _parquet_problem(path: Path) -> str | None:
 
 
 def _params(spec) -> dict:
-    return {"key": spec.key, "params": spec.params, "repetition": spec.repetition,
-            "seed": spec.seed}
+    return {"key": spec.key, "key_version": KEY_VERSION, "params": spec.params,
+            "repetition": spec.repetition, "seed": spec.seed}
+
+
+def _migrate_failure(path: Path) -> None:
+    """A failure record of an older key rule: rewritten under its current key
+    when it holds its scenario, removed when it does not (rule 1)."""
+    try:
+        record = json.loads(path.read_bytes())
+        key = run_key(record["scenario"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        path.unlink(missing_ok=True)
+        return
+    if key != path.stem or record.get("key_version") != KEY_VERSION:
+        _atomic_text(path.with_name(f"{key}.json"), json.dumps(
+            {**record, "key": key, "key_version": KEY_VERSION}, indent=2))
+        if key != path.stem:
+            path.unlink(missing_ok=True)
+
+
+def _migrate_sweep(path: Path, renamed: dict[str, str]) -> None:
+    """The run keys of a sweep record, renamed as the runs were."""
+    with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
+        doc = json.loads(path.read_bytes())
+        doc["runs"] = [renamed.get(k, k) for k in doc["runs"]]
+        _atomic_text(path, json.dumps(doc, indent=2))
 
 
 def _flat_params(record: dict) -> dict:

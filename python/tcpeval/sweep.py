@@ -2,7 +2,8 @@
 parallel (a local process pool or a Dask cluster) into a result store
 (`store.py`). Finished runs are never redone: each run's identity is the hash of
 its fully resolved scenario, so an interrupted sweep resumes where it stopped and
-changing one axis value reruns only what changed.
+changing one axis value reruns only what changed (`runkey.py`: fields left at
+their defaults do not count, so new defaulted fields keep old stores valid).
 
 ```toml
 [sweep]
@@ -31,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from .pool import POLL_S
+from .runkey import run_key
 from .scenario import (
     ScenarioError,
     apply_override,
@@ -69,12 +71,6 @@ class Plan:
             net = r.resolved["network"]
             total += net["bottleneck_rate_bps"] * r.resolved["duration_ns"] / 1e9 / (1500 * 8)
         return int(total)
-
-
-def run_key(resolved: dict) -> str:
-    """Content hash of a resolved scenario (canonical JSON)."""
-    text = json.dumps(resolved, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
 def derive_seed(base: int, repetition: int) -> int:

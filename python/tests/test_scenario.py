@@ -77,10 +77,10 @@ def test_start_jitter_draws_each_start_within_its_window_from_the_seed(start, ji
     assert [f["start_ns"] for f in other] != [f["start_ns"] for f in r["flows"]]
 
 
-def test_send_overhead_reaches_every_stream_and_is_absent_when_zero():
+def test_send_overhead_reaches_every_stream_and_zero_keeps_the_run_key():
     r = resolved({"flows": [{"send_overhead": "10us", "streams": 2}, {"cc": "cubic"}]})
-    assert [f.get("send_overhead_ns") for f in r["flows"]] == [10_000, 10_000, None]
-    # Zero adds no key, so scenarios without it keep their run keys.
+    assert [f["send_overhead_ns"] for f in r["flows"]] == [10_000, 10_000, 0]
+    # Zero is the engine's default: the canonical run key leaves it out.
     plain = resolved({"flows": [{}]})
     assert run_key(resolved({"flows": [{"send_overhead": "0s"}]})) == run_key(plain)
     assert run_key(resolved({"flows": [{"send_overhead": "1us"}]})) != run_key(plain)

@@ -5,12 +5,18 @@ sweep.toml with the code of 2026-11 (run keys: the hash of the whole resolved
 scenario), plus one failure record (failed.toml). Today's plan of the same
 sweep must find every run in it, so a sweep over it runs nothing."""
 
+import copy
+import errno
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from tcpeval import runkey
+from tcpeval import store as store_mod
 from tcpeval import sweep as sw
+from tcpeval.runkey import KEY_VERSION, legacy_run_key
 from tcpeval.store import Store
 
 DATA = Path(__file__).parent / "data" / "store-2026-11"
@@ -30,3 +36,73 @@ def test_todays_plan_finds_every_run_of_an_old_store(old_store):
     stats = sw.run_plan(plan, store, workers=1)
     assert (stats["skipped"], stats["done"], stats["failed"]) == (4, 0, 0)
     assert not store.quarantined
+
+
+def test_opening_an_old_store_renames_its_runs_to_their_current_keys(old_store):
+    plan = sw.plan(DATA / "sweep.toml")
+    old_keys = {p.name for p in (old_store / "runs").iterdir()}
+    assert len(old_keys) == 4
+    Store(old_store)
+    runs = old_store / "runs"
+    assert {p.name for p in runs.iterdir()} == {r.key for r in plan.runs}
+    assert not old_keys & {r.key for r in plan.runs}  # every run was renamed
+    for r in plan.runs:
+        params = json.loads((runs / r.key / "params.json").read_text())
+        assert (params["key"], params["key_version"]) == (r.key, KEY_VERSION)
+    sweep_doc = json.loads((old_store / "sweeps" / "sweep.json").read_text())
+    assert sweep_doc["runs"] == [r.key for r in plan.runs]
+    # A failure record of rule 1 holds no scenario to recompute its key from.
+    assert not list((old_store / "failed").iterdir())
+    assert json.loads((old_store / "store.json").read_text())["key_version"] == KEY_VERSION
+    assert len(Store(old_store).index()) == 4
+
+
+def test_a_store_that_cannot_be_written_is_read_through_aliases(old_store, monkeypatch):
+    def read_only(*_):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(store_mod, "_atomic_text", read_only)
+    before = sorted(p.name for p in (old_store / "runs").iterdir())
+    store = Store(old_store)
+    assert sorted(p.name for p in (old_store / "runs").iterdir()) == before
+    assert all(store.has(r.key) for r in sw.plan(DATA / "sweep.toml").runs)
+
+
+def test_failure_records_with_their_scenario_survive_a_key_change(tmp_path, monkeypatch):
+    spec = sw.plan(DATA / "failed.toml").runs[0]
+    store = Store(tmp_path / "s")
+    store.write_failure(spec, "boom")
+    # A later rule (here: rule 1 again) renames the record by its scenario.
+    monkeypatch.setattr(store_mod, "run_key", legacy_run_key)
+    monkeypatch.setattr(store_mod, "KEY_VERSION", KEY_VERSION + 1)
+    Store(tmp_path / "s")
+    record = json.loads((tmp_path / "s" / "failed" / f"{legacy_run_key(spec.resolved)}.json")
+                        .read_text())
+    assert (record["error"], record["key_version"]) == ("boom", KEY_VERSION + 1)
+    assert len(list((tmp_path / "s" / "failed").iterdir())) == 1
+
+
+def test_a_new_field_with_a_default_keeps_every_key(monkeypatch):
+    plan = sw.plan(DATA / "sweep.toml")
+    before = [r.key for r in plan.runs]
+    monkeypatch.setitem(runkey.DEFAULTS["flows[]"], "pacing", False)
+    monkeypatch.setitem(runkey.DEFAULTS["network"], "ecn", "off")
+    for r in plan.runs:
+        grown = copy.deepcopy(r.resolved)
+        grown["network"]["ecn"] = "off"
+        for f in grown["flows"]:
+            f["pacing"] = False
+        assert runkey.run_key(grown) == r.key
+        grown["flows"][0]["pacing"] = True  # set: a different run
+        assert runkey.run_key(grown) != r.key
+    assert [r.key for r in plan.runs] == before
+
+
+def test_the_canonical_form_keeps_what_differs_from_the_defaults():
+    r = sw.plan(DATA / "sweep.toml").runs[0].resolved
+    c = runkey.canonical(r)
+    flow = c["flows"][0]
+    assert "mss" not in flow and "sack" not in flow and "send_overhead_ns" not in flow
+    assert flow["cc"] == "reno" and c["network"]["loss"] == 1e-3
+    assert "udp" not in c and "red" not in c["network"]
+    assert flow["group"] == "reno-0"  # a value that is not the default
