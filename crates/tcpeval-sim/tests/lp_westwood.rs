@@ -146,7 +146,7 @@ fn westwood_ssthresh_after_random_loss_is_bwe_times_rtt_min() {
         delivered.push(s.s.delivered);
         let Cc::Westwood(w) = &s.cc else { panic!("westwood") };
         let rec = s.counters.recoveries;
-        if s.state != CaState::Open || rec == seen {
+        if s.state() != CaState::Open || rec == seen {
             continue;
         }
         seen = rec;
@@ -197,7 +197,7 @@ fn illinois_alpha_falls_and_beta_rises_with_queueing_delay() {
         sim.run_until(step * SEC / 100);
         let s = sim.sender(0);
         let Cc::Illinois(c) = &s.cc else { panic!("illinois") };
-        if s.state == CaState::Open {
+        if s.state() == CaState::Open {
             samples.push((s.s.srtt.saturating_sub(s.s.min_rtt) as f64 / MS as f64, c.alpha(), c.beta()));
         }
     }

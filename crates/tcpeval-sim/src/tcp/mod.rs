@@ -1,7 +1,13 @@
 //! TCP endpoints: the sender (windows, loss recovery, RTO) and the receiver
-//! (cumulative ACK, SACK, delayed ACKs, timestamps).
+//! (cumulative ACK, SACK, delayed ACKs, timestamps). The sender is split by
+//! concern: `sender` coordinates `scoreboard`, `recovery`, `rate`, `rtt`, and
+//! calls congestion control through `hooks`.
+pub mod hooks;
+pub mod rate;
 pub mod receiver;
+pub mod recovery;
 pub mod rtt;
+pub mod scoreboard;
 pub mod sender;
 
 pub use receiver::{Receiver, ReceiverConfig};

@@ -3,6 +3,7 @@
 //! variance term is at least TCP_RTO_MIN = 200 ms, so RTO >= SRTT + 200 ms rather
 //! than the RFC's 1 s floor; initial RTO 1 s; backoff doubles up to 120 s.
 
+use super::scoreboard::{Seg, EVER_RETRANS};
 use crate::time::{Time, MS, SEC};
 
 /// Linux TCP_RTO_MIN (HZ/5).
@@ -54,9 +55,72 @@ impl RttEstimator {
     }
 }
 
+/// Send times of the never-retransmitted segments an ACK newly delivers, split
+/// by how (Linux `tcp_clean_rtx_queue` first_ackt/last_ackt and `tcp_sacktag_one`
+/// first_sackt/last_sackt), from which the ACK's RTT samples come.
+#[derive(Clone, Copy, Default)]
+pub struct RttTrack {
+    ackt: Option<(Time, Time)>,
+    sackt: Option<(Time, Time)>,
+    /// A retransmitted segment was cumulatively acknowledged (FLAG_RETRANS_DATA_ACKED).
+    retrans_acked: bool,
+}
+
+impl RttTrack {
+    pub fn note(&mut self, seg: &Seg, sacked: bool) {
+        if seg.flags & EVER_RETRANS != 0 {
+            self.retrans_acked |= !sacked;
+            return;
+        }
+        let range = if sacked { &mut self.sackt } else { &mut self.ackt };
+        let (lo, hi) = range.unwrap_or((seg.tx_time, seg.tx_time));
+        *range = Some((lo.min(seg.tx_time), hi.max(seg.tx_time)));
+    }
+
+    /// Linux `tcp_ack_update_rtt`: the estimator takes the oldest newly
+    /// cumulatively ACKed segment's RTT (none if retransmitted data was ACKed),
+    /// else the oldest newly SACKed one's, else, when the ACK advanced snd_una,
+    /// the echoed timestamp `ts_ecr` (RFC 7323 RTTM). Congestion control and the
+    /// minimum see the newest delivered segment's RTT (`ca_rtt_us`), so SACKs
+    /// during recovery give true path RTTs rather than the age of the last
+    /// in-order segment that the timestamp echo carries. Returns (estimator
+    /// sample, congestion-control sample).
+    pub fn samples(&self, now: Time, advanced: bool, ts_ecr: Option<Time>) -> Option<(Time, Time)> {
+        let ack = self.ackt.filter(|_| !self.retrans_acked);
+        let (mut seq_rtt, mut ca_rtt) = (ack.map(|a| now - a.0), ack.map(|a| now - a.1));
+        if let Some((first, last)) = self.sackt {
+            seq_rtt = seq_rtt.or(Some(now - first));
+            ca_rtt = Some(now - last);
+        }
+        if let Some(ecr) = ts_ecr.filter(|&e| seq_rtt.is_none() && advanced && e <= now) {
+            seq_rtt = Some(now - ecr);
+            ca_rtt = seq_rtt;
+        }
+        Some((seq_rtt?, ca_rtt?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn seg(tx_time: Time, flags: u8) -> Seg {
+        Seg { flags, tx_time, ..Seg::default() }
+    }
+
+    #[test]
+    fn karn_keeps_retransmitted_data_out_and_falls_back_to_the_timestamp() {
+        let mut t = RttTrack::default();
+        t.note(&seg(10 * MS, 0), false);
+        t.note(&seg(30 * MS, 0), false);
+        // Oldest to the estimator, newest to congestion control.
+        assert_eq!(t.samples(100 * MS, true, None), Some((90 * MS, 70 * MS)));
+        t.note(&seg(0, EVER_RETRANS), false);
+        assert_eq!(t.samples(100 * MS, true, None), None);
+        assert_eq!(t.samples(100 * MS, true, Some(40 * MS)), Some((60 * MS, 60 * MS)));
+        // The echo is used only when the ACK advanced snd_una.
+        assert_eq!(t.samples(100 * MS, false, Some(40 * MS)), None);
+    }
 
     #[test]
     fn first_sample_sets_srtt_and_half_variance() {

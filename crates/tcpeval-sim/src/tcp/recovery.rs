@@ -1,0 +1,225 @@
+//! The loss-recovery state machine (Linux `tcp_fastretrans_alert`, states of
+//! `enum tcp_ca_state`): SACK-based recovery (RFC 6675) or NewReno without SACK
+//! (RFC 6582), local congestion (CWR), timeouts (Loss), and the window during a
+//! reduction by Proportional Rate Reduction (RFC 6937, as Linux
+//! `tcp_cwnd_reduction`). In the spirit of ns-3's TcpRecoveryOps, kept apart
+//! from the congestion-control algorithm, which it calls through tcp::hooks.
+//!
+//! The current state is `CcState::ca_state`, which the algorithms read.
+
+use super::hooks;
+use super::scoreboard::{Scoreboard, DUP_THRESH};
+use crate::cc::{CaState, CcState, CongestionOps};
+
+/// Proportional Rate Reduction state for one reduction (RFC 6937 section 3).
+#[derive(Default)]
+pub struct Prr {
+    /// RecoverFS: Linux takes cwnd at the start of the reduction.
+    prior_cwnd: u32,
+    /// prr_delivered and prr_out.
+    delivered: u32,
+    out: u32,
+}
+
+impl Prr {
+    fn start(cwnd: u32) -> Self {
+        Prr { prior_cwnd: cwnd, delivered: 0, out: 0 }
+    }
+
+    /// The window after an ACK during the reduction (RFC 6937 section 3, with
+    /// Linux's choices: the slow-start reduction bound only when the ACK
+    /// advanced snd_una and revealed no new loss; the fast retransmit forced out
+    /// on the first ACK). None when the ACK delivered nothing and lost nothing.
+    pub fn cwnd(&mut self, ssthresh: u32, in_flight: u64, una_advanced: bool, delivered: u32, newly_lost: u32) -> Option<u32> {
+        if delivered == 0 && newly_lost == 0 {
+            return None;
+        }
+        self.delivered += delivered;
+        let (in_flight, ssthresh) = (in_flight as i64, ssthresh as i64);
+        let delta = ssthresh - in_flight;
+        let sndcnt = if delta < 0 {
+            // CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out
+            let dividend = ssthresh as u64 * self.delivered as u64 + self.prior_cwnd.max(1) as u64 - 1;
+            (dividend / self.prior_cwnd.max(1) as u64) as i64 - self.out as i64
+        } else if una_advanced && newly_lost == 0 {
+            delta.min((self.delivered as i64 - self.out as i64).max(delivered as i64) + 1)
+        } else {
+            delta.min(delivered as i64)
+        };
+        let sndcnt = sndcnt.max(if self.out == 0 { 1 } else { 0 });
+        Some((in_flight + sndcnt).max(1) as u32)
+    }
+}
+
+pub struct Recovery {
+    sack: bool,
+    /// End of the current recovery episode (RFC 6582 "recover", Linux high_seq).
+    high_seq: u64,
+    prr: Prr,
+}
+
+impl Recovery {
+    pub fn new(sack: bool) -> Self {
+        Recovery { sack, high_seq: 0, prr: Prr::default() }
+    }
+
+    /// After an ACK's scoreboard update and loss marking: leave a finished
+    /// episode, enter recovery when a loss is detected, else Open or Disorder.
+    /// Returns whether recovery was entered.
+    pub fn on_ack<C: CongestionOps>(&mut self, acked: u64, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) -> bool {
+        let episode_over = board.snd_una >= self.high_seq;
+        match s.ca_state {
+            CaState::Recovery | CaState::Cwr if episode_over => hooks::end_cwnd_reduction(cc, s),
+            CaState::Recovery if !self.sack && acked > 0 => board.mark_head_lost(),
+            CaState::Loss if episode_over => hooks::set_state(cc, s, CaState::Open),
+            _ => {}
+        }
+        if matches!(s.ca_state, CaState::Cwr | CaState::Open | CaState::Disorder) && self.time_to_recover(board) {
+            self.enter_recovery(board, cc, s);
+            return true;
+        }
+        if matches!(s.ca_state, CaState::Open | CaState::Disorder) {
+            let state = if board.sacked_out > 0 { CaState::Disorder } else { CaState::Open };
+            hooks::set_state(cc, s, state);
+        }
+        false
+    }
+
+    /// With SACK, any lost segment (RFC 6675 IsLost); without, DupThresh
+    /// duplicate ACKs outside a previous episode (RFC 6582 section 3.2 step 2).
+    fn time_to_recover(&self, board: &Scoreboard) -> bool {
+        if self.sack {
+            board.lost_out > 0
+        } else {
+            board.sacked_out as u64 >= DUP_THRESH && board.snd_una >= self.high_seq
+        }
+    }
+
+    /// Start a window reduction until everything now in flight is acknowledged.
+    fn init_cwnd_reduction<C: CongestionOps>(&mut self, board: &Scoreboard, cc: &mut C, s: &mut CcState) {
+        self.high_seq = board.snd_nxt;
+        self.prr = Prr::start(s.cwnd);
+        hooks::init_cwnd_reduction(cc, s);
+    }
+
+    fn enter_recovery<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
+        // From CWR the reduction is already under way (Linux `tcp_enter_recovery`).
+        if s.ca_state != CaState::Cwr {
+            self.init_cwnd_reduction(board, cc, s);
+        }
+        self.high_seq = board.snd_nxt;
+        hooks::set_state(cc, s, CaState::Recovery);
+        if !self.sack {
+            board.mark_head_lost();
+        }
+    }
+
+    /// The interface queue refused a packet: local congestion. Linux 2.6's
+    /// `tcp_transmit_skb` then calls `tcp_enter_cwr`: reduce the window as for a
+    /// loss, without retransmitting anything (the packet was never sent).
+    /// Returns whether a reduction started.
+    pub fn enter_cwr<C: CongestionOps>(&mut self, board: &Scoreboard, cc: &mut C, s: &mut CcState) -> bool {
+        if !matches!(s.ca_state, CaState::Open | CaState::Disorder) {
+            return false;
+        }
+        self.init_cwnd_reduction(board, cc, s);
+        hooks::set_state(cc, s, CaState::Cwr);
+        true
+    }
+
+    /// The retransmission timer fired: everything not SACKed is lost.
+    pub fn on_rto<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
+        self.high_seq = board.snd_nxt;
+        board.mark_all_lost();
+        hooks::enter_loss(cc, s);
+    }
+
+    /// A segment went out (PRR counts those sent during recovery: prr_out).
+    pub fn on_send(&mut self, state: CaState) {
+        if state == CaState::Recovery {
+            self.prr.out += 1;
+        }
+    }
+
+    /// The window step of an ACK during a reduction.
+    pub fn prr(&mut self, s: &mut CcState, in_flight: u64, una_advanced: bool, delivered: u32, newly_lost: u32) {
+        if let Some(cwnd) = self.prr.cwnd(s.ssthresh, in_flight, una_advanced, delivered, newly_lost) {
+            s.cwnd = cwnd;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::Reno;
+
+    /// RFC 6937 section 3, proportional part: RecoverFS 20, ssthresh 10, one
+    /// packet delivered per ACK with in_flight above ssthresh: one packet sent
+    /// every other ACK, sndcnt = CEIL(prr_delivered * 10 / 20) - prr_out.
+    #[test]
+    fn prr_sends_ssthresh_over_recoverfs_per_packet_delivered() {
+        let mut prr = Prr::start(20);
+        // ACK 1: CEIL(1 * 10 / 20) - 0 = 1 (the fast retransmit).
+        assert_eq!(prr.cwnd(10, 19, false, 1, 0), Some(20));
+        prr.out += 1;
+        // ACK 2: CEIL(2 * 10 / 20) - 1 = 0: cwnd = in_flight, nothing sent.
+        assert_eq!(prr.cwnd(10, 18, false, 1, 0), Some(18));
+        // ACK 3: CEIL(3 * 10 / 20) - 1 = 1.
+        assert_eq!(prr.cwnd(10, 17, false, 1, 0), Some(18));
+        // An ACK that delivers and loses nothing changes nothing.
+        assert_eq!(prr.cwnd(10, 17, false, 0, 0), None);
+    }
+
+    /// Below ssthresh: PRR-SSRB (slow-start reduction bound) when snd_una
+    /// advanced and nothing new was lost, else PRR-CRB (conservative: no more
+    /// than delivered), never past ssthresh.
+    #[test]
+    fn prr_below_ssthresh_uses_the_reduction_bounds() {
+        let mut prr = Prr { prior_cwnd: 20, delivered: 10, out: 8 };
+        // SSRB: MIN(ssthresh - pipe, MAX(prr_delivered - prr_out, delivered) + 1)
+        // = MIN(10 - 6, MAX(12 - 8, 2) + 1) = 4.
+        assert_eq!(prr.cwnd(10, 6, true, 2, 0), Some(10));
+        let mut prr = Prr { prior_cwnd: 20, delivered: 10, out: 8 };
+        // CRB with a new loss: MIN(4, delivered = 2).
+        assert_eq!(prr.cwnd(10, 6, true, 2, 1), Some(8));
+    }
+
+    fn sent(sack: bool, n: u64) -> (Recovery, Scoreboard, Reno, CcState) {
+        let mut board = Scoreboard::new(sack, n);
+        for _ in 0..n {
+            board.push_new();
+        }
+        (Recovery::new(sack), board, Reno, CcState::new(n as u32, 1448))
+    }
+
+    #[test]
+    fn newreno_enters_on_the_third_dupack_and_leaves_at_the_recovery_point() {
+        let (mut r, mut board, mut cc, mut s) = sent(false, 10);
+        for k in 1..=3 {
+            board.count_dupacks(0, 0);
+            assert_eq!(r.on_ack(0, &mut board, &mut cc, &mut s), k == 3);
+        }
+        assert_eq!((s.ca_state, s.ssthresh, board.next_lost()), (CaState::Recovery, 5, Some(0)));
+        // A partial ACK (RFC 6582 step 5): the next hole is presumed lost.
+        board.ack_cumulative(4, &mut |_, _| {});
+        board.count_dupacks(4, 4);
+        r.on_ack(4, &mut board, &mut cc, &mut s);
+        assert_eq!((s.ca_state, board.next_lost()), (CaState::Recovery, Some(4)));
+        // Everything sent before recovery acknowledged: cwnd = ssthresh, Open.
+        board.ack_cumulative(10, &mut |_, _| {});
+        r.on_ack(6, &mut board, &mut cc, &mut s);
+        assert_eq!((s.ca_state, s.cwnd), (CaState::Open, 5));
+    }
+
+    #[test]
+    fn local_congestion_reduces_once_and_a_timeout_marks_all_lost() {
+        let (mut r, mut board, mut cc, mut s) = sent(true, 10);
+        assert!(r.enter_cwr(&board, &mut cc, &mut s));
+        assert!(!r.enter_cwr(&board, &mut cc, &mut s), "already reducing");
+        assert_eq!((s.ca_state, s.ssthresh), (CaState::Cwr, 5));
+        r.on_rto(&mut board, &mut cc, &mut s);
+        assert_eq!((s.ca_state, s.cwnd, s.ssthresh), (CaState::Loss, 1, 5));
+        assert_eq!(board.in_flight(), 0);
+    }
+}

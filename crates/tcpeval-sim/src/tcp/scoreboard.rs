@@ -1,0 +1,434 @@
+//! The SACK scoreboard: one entry per segment from snd_una to snd_nxt, with which
+//! are SACKed, lost and retransmitted, the counters Linux keeps for them
+//! (`net/ipv4/tcp_input.c`: sacked_out, lost_out, retrans_out), and the loss
+//! rules: RFC 6675 IsLost, NewReno's lost head (RFC 6582), lost retransmissions,
+//! and the order of retransmission (RFC 6675 NextSeg rule 1: lost holes first).
+//!
+//! Without SACK the counters are emulated from duplicate ACKs, as Linux does.
+
+use crate::net::SegRange;
+use crate::time::Time;
+use std::collections::VecDeque;
+
+/// RFC 5681/6675 DupThresh (Linux `tcp_reordering` default).
+pub const DUP_THRESH: u64 = 3;
+
+pub(super) const SACKED: u8 = 1;
+pub(super) const LOST: u8 = 2;
+/// A retransmission of this segment is in flight. Only lost segments are
+/// retransmitted, so RETRANS implies LOST and lost_out >= retrans_out.
+pub(super) const RETRANS: u8 = 4;
+/// The flight this segment was (last) sent in was application-limited.
+pub(super) const APP_LIMITED: u8 = 8;
+/// The segment was retransmitted at least once (Linux TCPCB_EVER_RETRANS): Karn's
+/// rule keeps its ACK out of the RTT samples.
+pub(super) const EVER_RETRANS: u8 = 16;
+
+/// Scoreboard slots reserved when a flow is created: a bulk flow's window reaches
+/// this within a few RTTs anyway, and a short transfer reserves only its own
+/// size, so 10^5 web-like flows do not each hold a bulk flow's scoreboard.
+pub(super) const INITIAL_SCOREBOARD: u64 = 1024;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Seg {
+    pub(super) flags: u8,
+    /// snd_nxt when the segment was last retransmitted.
+    pub(super) retrans_hi: u64,
+    /// Delivery-rate bookkeeping at the last transmission (Linux `tcp_skb_cb.tx`).
+    pub(super) tx_time: Time,
+    pub(super) first_tx: Time,
+    pub(super) delivered_at_tx: u64,
+    pub(super) delivered_time_at_tx: Time,
+}
+
+pub struct Scoreboard {
+    sack: bool,
+    pub(super) snd_una: u64,
+    pub(super) snd_nxt: u64,
+    pub(super) segs: VecDeque<Seg>,
+    pub(super) sacked_out: u32,
+    pub(super) lost_out: u32,
+    retrans_out: u32,
+    /// Our SACK knowledge above snd_una: sorted, disjoint, non-adjacent ranges.
+    pub(super) sacked: VecDeque<SegRange>,
+    /// Segments below this have been checked by the IsLost rule.
+    lost_scan: u64,
+    /// No lost, not-yet-retransmitted segment lies below this.
+    retx_hint: u64,
+    /// Retransmissions in flight, in the order sent (so retrans_hi is sorted).
+    pub(super) retrans_fifo: VecDeque<u64>,
+}
+
+impl Scoreboard {
+    pub fn new(sack: bool, capacity: u64) -> Self {
+        Scoreboard {
+            sack,
+            snd_una: 0,
+            snd_nxt: 0,
+            segs: VecDeque::with_capacity(capacity as usize),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            sacked: VecDeque::new(),
+            lost_scan: 0,
+            retx_hint: 0,
+            retrans_fifo: VecDeque::new(),
+        }
+    }
+
+    pub fn packets_out(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    /// Linux `tcp_packets_in_flight`: packets_out - sacked_out - lost_out + retrans_out.
+    pub fn in_flight(&self) -> u64 {
+        (self.packets_out() + self.retrans_out as u64).saturating_sub(self.sacked_out as u64 + self.lost_out as u64)
+    }
+
+    pub(super) fn seg(&mut self, seq: u64) -> &mut Seg {
+        &mut self.segs[(seq - self.snd_una) as usize]
+    }
+
+    /// A new segment leaves: returns its sequence number.
+    pub fn push_new(&mut self) -> u64 {
+        self.segs.push_back(Seg::default());
+        self.snd_nxt += 1;
+        self.snd_nxt - 1
+    }
+
+    /// Segment `seq` is retransmitted now.
+    pub fn note_retransmit(&mut self, seq: u64) {
+        let hi = self.snd_nxt;
+        let seg = self.seg(seq);
+        seg.flags |= RETRANS | EVER_RETRANS;
+        seg.retrans_hi = hi;
+        self.retrans_out += 1;
+        self.retrans_fifo.push_back(seq);
+    }
+
+    /// Drop cumulatively acknowledged segments; `delivered(seg, sacked)` sees each
+    /// one not SACKed before. Returns how many those were (newly delivered).
+    pub fn ack_cumulative(&mut self, ack: u64, delivered: &mut impl FnMut(&Seg, bool)) -> u32 {
+        let mut newly = 0;
+        while self.snd_una < ack {
+            let seg = self.segs.pop_front().expect("scoreboard shorter than window");
+            if seg.flags & SACKED != 0 {
+                if self.sack {
+                    self.sacked_out -= 1;
+                }
+            } else {
+                newly += 1;
+                delivered(&seg, false);
+            }
+            if seg.flags & LOST != 0 {
+                self.lost_out -= 1;
+            }
+            if seg.flags & RETRANS != 0 {
+                self.retrans_out -= 1;
+            }
+            self.snd_una += 1;
+        }
+        self.prune_sacked();
+        self.lost_scan = self.lost_scan.max(self.snd_una);
+        self.retx_hint = self.retx_hint.max(self.snd_una);
+        newly
+    }
+
+    fn prune_sacked(&mut self) {
+        let una = self.snd_una;
+        while self.sacked.front().is_some_and(|r| r.1 <= una) {
+            self.sacked.pop_front();
+        }
+        if let Some(first) = self.sacked.front_mut() {
+            first.0 = first.0.max(una);
+        }
+    }
+
+    /// Without SACK, emulate the scoreboard from duplicate ACKs as Linux does
+    /// (`tcp_add_reno_sack` / `tcp_remove_reno_sacks`): each dupACK means one more
+    /// segment has left the network. Returns packets delivered by this ACK.
+    pub fn count_dupacks(&mut self, acked: u64, delivered: u32) -> u32 {
+        if acked == 0 {
+            if self.packets_out() > self.sacked_out as u64 {
+                self.sacked_out += 1;
+                return 1;
+            }
+            return 0;
+        }
+        let credited = (acked as u32 - 1).min(self.sacked_out);
+        self.sacked_out -= credited;
+        delivered - credited
+    }
+
+    /// Merge the ACK's SACK blocks into the scoreboard; `delivered` sees each
+    /// newly SACKed segment. Returns how many those were.
+    pub fn apply_sack(&mut self, blocks: &[SegRange], delivered: &mut impl FnMut(&Seg, bool)) -> u32 {
+        let mut newly = 0;
+        for &(start, end) in blocks {
+            let (start, end) = (start.max(self.snd_una), end.min(self.snd_nxt));
+            if start < end {
+                newly += self.merge_sack_range(start, end, delivered);
+            }
+        }
+        newly
+    }
+
+    fn merge_sack_range(&mut self, start: u64, end: u64, delivered: &mut impl FnMut(&Seg, bool)) -> u32 {
+        // Ranges touching [start, end) (overlapping or adjacent) are merged into one.
+        let first = self.sacked.partition_point(|r| r.1 < start);
+        let last = self.sacked.partition_point(|r| r.0 <= end);
+        let mut newly = 0;
+        let mut cur = start;
+        for i in first..last {
+            let (rs, re) = self.sacked[i];
+            if rs > cur {
+                newly += self.mark_sacked(cur, rs.min(end), delivered);
+            }
+            cur = cur.max(re);
+        }
+        if cur < end {
+            newly += self.mark_sacked(cur, end, delivered);
+        }
+        if first == last {
+            self.sacked.insert(first, (start, end));
+        } else {
+            let merged = (start.min(self.sacked[first].0), end.max(self.sacked[last - 1].1));
+            self.sacked[first] = merged;
+            self.sacked.drain(first + 1..last);
+        }
+        newly
+    }
+
+    fn mark_sacked(&mut self, start: u64, end: u64, delivered: &mut impl FnMut(&Seg, bool)) -> u32 {
+        for seq in start..end {
+            let seg = *self.seg(seq);
+            delivered(&seg, true);
+            self.seg(seq).flags = SACKED;
+            if seg.flags & LOST != 0 {
+                self.lost_out -= 1;
+            }
+            if seg.flags & RETRANS != 0 {
+                self.retrans_out -= 1;
+            }
+        }
+        self.sacked_out += (end - start) as u32;
+        (end - start) as u32
+    }
+
+    /// RFC 6675 IsLost: a segment with at least DupThresh SACKed segments above it
+    /// is lost. Segments below the DupThresh-th highest SACKed one qualify.
+    pub fn mark_lost_sack(&mut self) -> u32 {
+        let Some(limit) = self.lost_limit() else { return 0 };
+        let mut newly = 0;
+        for seq in self.lost_scan.max(self.snd_una)..limit {
+            let seg = self.seg(seq);
+            if seg.flags & (SACKED | LOST | RETRANS) == 0 {
+                seg.flags |= LOST;
+                newly += 1;
+                self.retx_hint = self.retx_hint.min(seq);
+            }
+        }
+        self.lost_out += newly;
+        self.lost_scan = self.lost_scan.max(limit);
+        newly
+    }
+
+    fn lost_limit(&self) -> Option<u64> {
+        let mut above = 0;
+        for &(start, end) in self.sacked.iter().rev() {
+            if above + (end - start) >= DUP_THRESH {
+                return Some(end - (DUP_THRESH - above));
+            }
+            above += end - start;
+        }
+        None
+    }
+
+    /// A retransmission is lost when DupThresh segments sent after it have been
+    /// SACKed (the idea of Linux's pre-RACK `tcp_mark_lost_retrans`).
+    pub fn mark_lost_retrans(&mut self) -> u32 {
+        let high_sacked = self.sacked.back().map_or(0, |r| r.1);
+        let mut newly = 0;
+        while let Some(&seq) = self.retrans_fifo.front() {
+            if seq < self.snd_una || self.seg(seq).flags & RETRANS == 0 {
+                self.retrans_fifo.pop_front();
+                continue;
+            }
+            if high_sacked < self.seg(seq).retrans_hi + DUP_THRESH {
+                break;
+            }
+            self.retrans_fifo.pop_front();
+            self.seg(seq).flags &= !RETRANS;
+            self.retrans_out -= 1;
+            self.retx_hint = self.retx_hint.min(seq);
+            newly += 1;
+        }
+        newly
+    }
+
+    /// NewReno (RFC 6582): the first unacknowledged segment is presumed lost.
+    pub fn mark_head_lost(&mut self) {
+        if self.snd_una < self.snd_nxt && self.seg(self.snd_una).flags & (SACKED | LOST | RETRANS) == 0 {
+            self.seg(self.snd_una).flags |= LOST;
+            self.lost_out += 1;
+            self.retx_hint = self.snd_una;
+        }
+    }
+
+    /// A retransmission timeout: every segment not SACKed is lost and no
+    /// retransmission is in flight any more (Linux `tcp_enter_loss`).
+    pub fn mark_all_lost(&mut self) {
+        if !self.sack {
+            self.sacked_out = 0;
+        }
+        let mut lost = 0;
+        for seg in self.segs.iter_mut() {
+            if seg.flags & SACKED == 0 {
+                seg.flags = LOST;
+                lost += 1;
+            }
+        }
+        self.lost_out = lost;
+        self.retrans_out = 0;
+        self.retrans_fifo.clear();
+        self.retx_hint = self.snd_una;
+        self.lost_scan = self.snd_nxt;
+    }
+
+    /// RFC 6675 NextSeg rule 1: the lowest lost segment not yet retransmitted.
+    pub fn next_lost(&mut self) -> Option<u64> {
+        if self.lost_out == self.retrans_out {
+            return None;
+        }
+        while self.retx_hint < self.snd_nxt {
+            let seq = self.retx_hint;
+            if self.seg(seq).flags & (LOST | RETRANS) == LOST {
+                return Some(seq);
+            }
+            self.retx_hint += 1;
+        }
+        None
+    }
+
+    /// The transfer is over: give the memory back (a web-like run finishes 10^5 flows).
+    pub fn release(&mut self) {
+        self.segs = VecDeque::new();
+        self.sacked = VecDeque::new();
+        self.retrans_fifo = VecDeque::new();
+    }
+
+    /// Check the entries against the counters (used by tests).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let count = |f: u8| self.segs.iter().filter(|s| s.flags & f != 0).count() as u32;
+        if self.segs.iter().any(|s| s.flags & SACKED != 0 && s.flags & (LOST | RETRANS) != 0) {
+            return Err("a SACKed segment is still marked lost or retransmitted".into());
+        }
+        if self.segs.len() as u64 != self.packets_out() {
+            return Err("scoreboard length != packets_out".into());
+        }
+        if self.sack && count(SACKED) != self.sacked_out {
+            return Err(format!("sacked_out {} != {}", self.sacked_out, count(SACKED)));
+        }
+        if count(LOST) != self.lost_out || count(RETRANS) != self.retrans_out {
+            return Err(format!("lost/retrans counters {}/{} != {}/{}", self.lost_out, self.retrans_out, count(LOST), count(RETRANS)));
+        }
+        if self.lost_out < self.retrans_out {
+            return Err("retransmitted segment not marked lost".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` segments sent with SACK.
+    fn sent(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::new(true, n);
+        for _ in 0..n {
+            b.push_new();
+        }
+        b
+    }
+
+    fn sack(b: &mut Scoreboard, blocks: &[SegRange]) -> u32 {
+        b.apply_sack(blocks, &mut |_, _| {})
+    }
+
+    #[test]
+    fn is_lost_needs_dupthresh_sacked_segments_above() {
+        let mut b = sent(10);
+        // Two SACKed above the hole at 0: not yet lost (RFC 6675 IsLost, DupThresh 3).
+        assert_eq!(sack(&mut b, &[(1, 3)]), 2);
+        assert_eq!(b.mark_lost_sack(), 0);
+        assert_eq!(b.in_flight(), 8);
+        // A third, above a second hole at 3: 0 has 1, 2 and 4 above it, 3 only 4.
+        sack(&mut b, &[(4, 5)]);
+        assert_eq!(b.mark_lost_sack(), 1);
+        assert_eq!((b.sacked_out, b.lost_out), (3, 1));
+        assert_eq!(b.in_flight(), 10 - 3 - 1);
+        // Two more above 3: now it is lost too.
+        sack(&mut b, &[(4, 7)]);
+        assert_eq!(b.mark_lost_sack(), 1);
+        assert_eq!((b.sacked_out, b.lost_out), (5, 2));
+        assert_eq!(b.next_lost(), Some(0));
+        b.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn sack_blocks_merge_and_count_each_segment_once() {
+        let mut b = sent(20);
+        assert_eq!(sack(&mut b, &[(2, 4), (8, 10)]), 4);
+        // Overlapping and bridging blocks: only 4..8 and 10..11 are new.
+        assert_eq!(sack(&mut b, &[(3, 9), (9, 11)]), 5);
+        assert_eq!(b.sacked, VecDeque::from([(2, 11)]));
+        assert_eq!(b.sacked_out, 9);
+        b.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_retransmission_is_lost_when_dupthresh_later_segments_are_sacked() {
+        let mut b = sent(10);
+        sack(&mut b, &[(1, 4)]);
+        b.mark_lost_sack();
+        b.note_retransmit(0); // retrans_hi = snd_nxt = 10
+        for _ in 0..3 {
+            b.push_new();
+        }
+        assert_eq!((b.in_flight(), b.next_lost()), (10 + 3 - 3 - 1 + 1, None));
+        sack(&mut b, &[(10, 12)]);
+        assert_eq!(b.mark_lost_retrans(), 0, "two segments sent after it SACKed");
+        sack(&mut b, &[(10, 13)]);
+        assert_eq!(b.mark_lost_retrans(), 1);
+        assert_eq!(b.next_lost(), Some(0), "to be retransmitted again");
+        b.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn without_sack_dupacks_count_as_sacked_and_a_cumulative_ack_takes_them_back() {
+        let mut b = Scoreboard::new(false, 10);
+        for _ in 0..10 {
+            b.push_new();
+        }
+        for _ in 0..3 {
+            assert_eq!(b.count_dupacks(0, 0), 1);
+        }
+        b.mark_head_lost();
+        assert_eq!((b.sacked_out, b.lost_out, b.next_lost()), (3, 1, Some(0)));
+        // An ACK for 5 segments: 4 of the 5 were already counted by the dupACKs
+        // (the head was not), capped by sacked_out = 3.
+        let newly = b.ack_cumulative(5, &mut |_, _| {});
+        assert_eq!((newly, b.count_dupacks(5, newly)), (5, 2));
+        assert_eq!((b.sacked_out, b.lost_out), (0, 0));
+    }
+
+    #[test]
+    fn a_timeout_marks_everything_not_sacked_lost() {
+        let mut b = sent(6);
+        sack(&mut b, &[(2, 3)]);
+        b.mark_all_lost();
+        assert_eq!((b.lost_out, b.in_flight(), b.next_lost()), (5, 0, Some(0)));
+        b.check_invariants().unwrap();
+    }
+}
