@@ -690,8 +690,8 @@ def _check_params(f: Flow, k: int) -> None:
     try:
         _sim.check_algorithm(f.cc, json.dumps(f.params))
     except ValueError as e:
-        raise ScenarioError(f"flows[{k}].{e}" if str(e).startswith("params") else
-                            f"flows[{k}].cc: {e}") from None
+        field, message = e.args  # the engine names the field: cc or params.NAME
+        raise ScenarioError(f"flows[{k}].{field}: {message}") from None
 
 
 def _hop_delays(net: Network) -> list[float]:

@@ -11,19 +11,28 @@ fn simulate(py: Python<'_>, config_json: &str) -> PyResult<String> {
         .map_err(PyValueError::new_err)
 }
 
-/// Check an algorithm name and its parameters (JSON object); raises ValueError
-/// with the engine's message (which names the parameter and what is allowed).
+/// Check an algorithm name and its parameters (JSON object). Raises
+/// ValueError(field, message): the field relative to the flow (`cc` or
+/// `params.NAME`) and what is wrong, so callers never parse messages.
 #[pyfunction]
 fn check_algorithm(name: &str, params_json: &str) -> PyResult<()> {
     let params: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("params: {e}")))?;
-    tcpeval_sim::cc::Cc::from_config(name, &params).map(|_| ()).map_err(PyValueError::new_err)
+        serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(("params", e.to_string())))?;
+    tcpeval_sim::cc::Cc::from_config(name, &params).map(|_| ()).map_err(|e| PyValueError::new_err((e.field, e.message)))
 }
 
-/// Congestion-control names accepted in scenarios (aliases included).
+/// Congestion-control names accepted in scenarios (aliases included), from
+/// the engine's registry.
 #[pyfunction]
 fn algorithms() -> Vec<&'static str> {
-    tcpeval_sim::cc::ALGORITHMS.to_vec()
+    tcpeval_sim::cc::names()
+}
+
+/// Each algorithm's parameters: {name: [parameter, ...]}, aliases included.
+#[pyfunction]
+fn algorithm_params() -> std::collections::BTreeMap<&'static str, Vec<&'static str>> {
+    let reg = tcpeval_sim::cc::REGISTRY.iter();
+    reg.flat_map(|a| a.names.iter().map(move |n| (*n, a.params.to_vec()))).collect()
 }
 
 /// Engine version, recorded in every result.
@@ -38,5 +47,6 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(check_algorithm, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithm_params, m)?)?;
     Ok(())
 }

@@ -1,7 +1,7 @@
-//! Turn a validated `Config` into a topology, TCP endpoints and UDP sources.
+//! Turn a validated config into a topology, TCP endpoints and UDP sources.
 
 use crate::cc::Cc;
-use crate::config::{endpoints, Config, FlowConfig, HopConfig, RedConfig};
+use crate::config::{endpoints, FlowConfig, HopConfig, RedConfig, ValidConfig};
 use crate::net::topology::{chain, HopSpec, HostSpec, NodeKind, Topology};
 use crate::net::{Discipline, Limit, Queue, Red};
 use crate::tcp::{Receiver, ReceiverConfig, Sender, SenderConfig};
@@ -85,8 +85,8 @@ fn host_pair(src: NodeKind, dst: NodeKind, [a, b]: [u32; 2], rtt_ns: u64, delays
     ]
 }
 
-fn endpoint_pair(f: &FlowConfig, i: usize, (s, r): (u32, u32)) -> Result<(Sender, Receiver), String> {
-    let cc = Cc::from_config(&f.cc, &f.params).map_err(|e| format!("flows[{i}].cc: {e}"))?;
+/// A flow's endpoints; `cc` is its algorithm as validation built it.
+fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, (s, r): (u32, u32)) -> (Sender, Receiver) {
     let sender = Sender::new(
         SenderConfig {
             flow: i as u32,
@@ -109,10 +109,10 @@ fn endpoint_pair(f: &FlowConfig, i: usize, (s, r): (u32, u32)) -> Result<(Sender
         delack_timeout: f.delack_timeout_ns,
         ack_bytes: f.mtu - f.mss,
     });
-    Ok((sender, receiver))
+    (sender, receiver)
 }
 
-pub fn build(cfg: &Config) -> Result<Built, String> {
+pub fn build(cfg: &ValidConfig) -> Built {
     let hop_cfgs = cfg.network.hop_list();
     let delays: Vec<u64> = hop_cfgs.iter().map(|h| h.delay_ns).collect();
     let n_hops = hop_cfgs.len();
@@ -134,11 +134,11 @@ pub fn build(cfg: &Config) -> Result<Built, String> {
     let udp_hosts: Vec<(u32, u32)> = (0..cfg.udp.len()).map(|k| pair(n + k)).collect();
     let mut senders = Vec::with_capacity(n);
     let mut receivers = Vec::with_capacity(n);
-    for (i, f) in cfg.flows.iter().enumerate() {
-        let (s, r) = endpoint_pair(f, i, flow_hosts[i])?;
+    for (i, (f, cc)) in cfg.flows.iter().zip(cfg.algorithms()).enumerate() {
+        let (s, r) = endpoint_pair(f, cc.clone(), i, flow_hosts[i]);
         senders.push(s);
         receivers.push(r);
     }
     let udp = cfg.udp.iter().enumerate().map(|(k, u)| UdpSource::new(k as u32, udp_hosts[k].1, u.clone())).collect();
-    Ok(Built { topo, senders, receivers, flow_hosts, udp, udp_hosts })
+    Built { topo, senders, receivers, flow_hosts, udp, udp_hosts }
 }

@@ -2,6 +2,7 @@
 //! Python front end resolves units and defaults; this module only checks that the
 //! values are usable, naming the field when they are not.
 
+use crate::cc::Cc;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -209,36 +210,89 @@ impl NetworkConfig {
     }
 }
 
-fn positive(field: &str, v: f64) -> Result<(), String> {
+/// An input the engine cannot run: the path of the field at fault
+/// (`flows[2].params.beta`, `network.hops[1].loss`; `config` for the whole
+/// document) and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+impl From<ConfigError> for String {
+    fn from(e: ConfigError) -> String {
+        e.to_string()
+    }
+}
+
+fn err(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    ConfigError { path: path.into(), message: message.into() }
+}
+
+/// A configuration that passed validation, with each flow's algorithm built:
+/// what the simulation takes, so nothing is checked or built twice.
+#[derive(Clone, Debug)]
+pub struct ValidConfig {
+    cfg: Config,
+    algorithms: Vec<Cc>,
+}
+
+impl ValidConfig {
+    /// The algorithm of each flow, as configured (each sender takes a copy).
+    pub fn algorithms(&self) -> &[Cc] {
+        &self.algorithms
+    }
+}
+
+impl std::ops::Deref for ValidConfig {
+    type Target = Config;
+    fn deref(&self) -> &Config {
+        &self.cfg
+    }
+}
+
+fn positive(field: &str, v: f64) -> Result<(), ConfigError> {
     if v.is_finite() && v > 0.0 {
         Ok(())
     } else {
-        Err(format!("{field}: must be a positive number, got {v}"))
+        Err(err(field, format!("must be a positive number, got {v}")))
     }
 }
 
 impl Config {
-    pub fn from_json(text: &str) -> Result<Config, String> {
+    /// Parse and validate a JSON configuration: the one place the engine's
+    /// input is checked.
+    pub fn from_json(text: &str) -> Result<ValidConfig, ConfigError> {
         let cfg: Config = serde_json::from_str(text).map_err(|e| field_error(text, &e))?;
-        cfg.validate()?;
-        Ok(cfg)
+        cfg.validated()
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    /// Check every value and build each flow's algorithm, once.
+    pub fn validated(self) -> Result<ValidConfig, ConfigError> {
+        self.check()?;
+        let delays = self.network.hop_delays();
+        let algorithms = self.flows.iter().enumerate().map(|(i, f)| f.validate(i, &delays)).collect::<Result<_, _>>()?;
+        Ok(ValidConfig { cfg: self, algorithms })
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
         if self.duration_ns == 0 {
-            return Err("duration_ns: must be positive".into());
+            return Err(err("duration_ns", "must be positive"));
         }
         if self.interval_ns == 0 || self.trace_interval_ns == 0 {
-            return Err("interval_ns/trace_interval_ns: must be positive".into());
+            return Err(err("interval_ns/trace_interval_ns", "must be positive"));
         }
         self.network.validate()?;
         if self.flows.is_empty() && self.udp.is_empty() {
-            return Err("flows: at least one flow or UDP stream is needed".into());
+            return Err(err("flows", "at least one flow or UDP stream is needed"));
         }
         let delays = self.network.hop_delays();
-        for (i, f) in self.flows.iter().enumerate() {
-            f.validate(i, &delays)?;
-        }
         for (i, u) in self.udp.iter().enumerate() {
             u.validate(i, &delays)?;
         }
@@ -255,36 +309,36 @@ pub fn endpoints(direction: &str, path: Option<[u32; 2]>, n_hops: usize) -> [u32
     }
 }
 
-fn check_path(field: &str, direction: &str, path: Option<[u32; 2]>, delays: &[u64], rtt_ns: u64) -> Result<(), String> {
+fn check_path(field: &str, direction: &str, path: Option<[u32; 2]>, delays: &[u64], rtt_ns: u64) -> Result<(), ConfigError> {
     if direction != "forward" && direction != "reverse" {
-        return Err(format!("{field}.direction: '{direction}' is not one of forward, reverse"));
+        return Err(err(format!("{field}.direction"), format!("'{direction}' is not one of forward, reverse")));
     }
     let [a, b] = endpoints(direction, path, delays.len());
     if a == b || a as usize > delays.len() || b as usize > delays.len() {
-        return Err(format!("{field}.path: routers must differ and lie in 0..={}", delays.len()));
+        return Err(err(format!("{field}.path"), format!("routers must differ and lie in 0..={}", delays.len())));
     }
     let (lo, hi) = (a.min(b) as usize, a.max(b) as usize);
     let one_way: u64 = delays[lo..hi].iter().sum();
     if rtt_ns < 2 * one_way {
-        return Err(format!("{field}.rtt_ns: must be at least twice the one-way delay of its path ({one_way} ns)"));
+        return Err(err(format!("{field}.rtt_ns"), format!("must be at least twice the one-way delay of its path ({one_way} ns)")));
     }
     Ok(())
 }
 
 impl UdpConfig {
-    fn validate(&self, i: usize, delays: &[u64]) -> Result<(), String> {
+    fn validate(&self, i: usize, delays: &[u64]) -> Result<(), ConfigError> {
         let field = format!("udp[{i}]");
         if !(self.rate_bps.is_finite() && self.rate_bps >= 0.0) {
-            return Err(format!("{field}.rate_bps: must be a non-negative number"));
+            return Err(err(format!("{field}.rate_bps"), "must be a non-negative number"));
         }
         if !self.amplitude_bps.is_finite() || self.amplitude_bps < 0.0 {
-            return Err(format!("{field}.amplitude_bps: must be a non-negative number"));
+            return Err(err(format!("{field}.amplitude_bps"), "must be a non-negative number"));
         }
         if self.period_ns == 0 {
-            return Err(format!("{field}.period_ns: must be positive"));
+            return Err(err(format!("{field}.period_ns"), "must be positive"));
         }
         if self.packet_bytes < 29 {
-            return Err(format!("{field}.packet_bytes: must exceed the 28-byte IP+UDP header"));
+            return Err(err(format!("{field}.packet_bytes"), "must exceed the 28-byte IP+UDP header"));
         }
         check_path(&field, &self.direction, self.path, delays, self.rtt_ns)
     }
@@ -312,12 +366,12 @@ impl NetworkConfig {
         self.hop_list().iter().map(|h| h.delay_ns).collect()
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), ConfigError> {
         positive("network.bottleneck_rate_bps", self.bottleneck_rate_bps)?;
         positive("network.access_rate_bps", self.access_rate_bps)?;
         let hops = self.hop_list();
         if hops.is_empty() {
-            return Err("network.hops: at least one hop is needed".into());
+            return Err(err("network.hops", "at least one hop is needed"));
         }
         for (j, h) in hops.iter().enumerate() {
             let field = if self.hops.is_some() { format!("network.hops[{j}]") } else { "network".into() };
@@ -331,13 +385,13 @@ impl NetworkConfig {
 pub const QUEUES: &[&str] = &["droptail", "red"];
 
 impl HopConfig {
-    fn validate(&self, field: &str) -> Result<(), String> {
+    fn validate(&self, field: &str) -> Result<(), ConfigError> {
         positive(&format!("{field}.rate_bps"), self.rate_bps)?;
         if !QUEUES.contains(&self.queue.as_str()) {
-            return Err(format!("{field}.queue: unknown queue '{}'; allowed: {}", self.queue, QUEUES.join(", ")));
+            return Err(err(format!("{field}.queue"), format!("unknown queue '{}'; allowed: {}", self.queue, QUEUES.join(", "))));
         }
         if !(0.0..1.0).contains(&self.loss) {
-            return Err(format!("{field}.loss: must be in [0, 1), got {}", self.loss));
+            return Err(err(format!("{field}.loss"), format!("must be in [0, 1), got {}", self.loss)));
         }
         one_limit(&format!("{field}.buffer"), self.buffer_pkts, self.buffer_bytes)?;
         one_limit(&format!("{field}.reverse_buffer"), self.reverse_buffer_pkts, self.reverse_buffer_bytes)?;
@@ -346,56 +400,55 @@ impl HopConfig {
 }
 
 impl RedConfig {
-    fn validate(&self, field: &str) -> Result<(), String> {
+    fn validate(&self, field: &str) -> Result<(), ConfigError> {
         if let (Some(lo), Some(hi)) = (self.min_th, self.max_th) {
             if !(lo >= 0.0 && hi > lo) {
-                return Err(format!("{field}: need 0 <= min_th < max_th"));
+                return Err(err(field, "need 0 <= min_th < max_th"));
             }
         }
         if self.w_q.is_some_and(|w| !(w > 0.0 && w <= 1.0)) {
-            return Err(format!("{field}.w_q: must be in (0, 1]"));
+            return Err(err(format!("{field}.w_q"), "must be in (0, 1]"));
         }
         if self.max_p.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
-            return Err(format!("{field}.max_p: must be in (0, 1]"));
+            return Err(err(format!("{field}.max_p"), "must be in (0, 1]"));
         }
         Ok(())
     }
 }
 
-fn one_limit(field: &str, pkts: Option<u64>, bytes: Option<u64>) -> Result<(), String> {
+fn one_limit(field: &str, pkts: Option<u64>, bytes: Option<u64>) -> Result<(), ConfigError> {
     match (pkts, bytes) {
         (Some(_), None) | (None, Some(_)) => Ok(()),
-        _ => Err(format!("{field}: give exactly one of packets or bytes")),
+        _ => Err(err(field, "give exactly one of packets or bytes")),
     }
 }
 
 impl FlowConfig {
-    fn validate(&self, i: usize, delays: &[u64]) -> Result<(), String> {
+    /// Check the flow and build its algorithm.
+    fn validate(&self, i: usize, delays: &[u64]) -> Result<Cc, ConfigError> {
         check_path(&format!("flows[{i}]"), &self.direction, self.path, delays, self.rtt_ns)?;
         if self.nic_queue_pkts == Some(0) {
-            return Err(format!("flows[{i}].nic_queue_pkts: must be at least 1"));
+            return Err(err(format!("flows[{i}].nic_queue_pkts"), "must be at least 1"));
         }
         if self.mss == 0 || self.mtu <= self.mss {
-            return Err(format!("flows[{i}].mss: must be positive and below the MTU"));
+            return Err(err(format!("flows[{i}].mss"), "must be positive and below the MTU"));
         }
         if self.initial_cwnd == 0 {
-            return Err(format!("flows[{i}].initial_cwnd: must be at least 1"));
+            return Err(err(format!("flows[{i}].initial_cwnd"), "must be at least 1"));
         }
         if self.max_window_bytes.is_some_and(|w| w < self.mss as u64) {
-            return Err(format!("flows[{i}].max_window_bytes: must be at least one MSS"));
+            return Err(err(format!("flows[{i}].max_window_bytes"), "must be at least one MSS"));
         }
         if self.bytes == Some(0) {
-            return Err(format!("flows[{i}].bytes: must be positive"));
+            return Err(err(format!("flows[{i}].bytes"), "must be positive"));
         }
-        crate::cc::Cc::from_config(&self.cc, &self.params)
-            .map(|_| ())
-            .map_err(|e| format!("flows[{i}].cc: {e}"))
+        Cc::from_config(&self.cc, &self.params).map_err(|e| err(format!("flows[{i}].{}", e.field), e.message))
     }
 }
 
 /// A deserialisation error named by the field it is about
 /// (`flows[0].initial_cwnd: invalid type: ...`), not by its place in the text.
-fn field_error(text: &str, e: &serde_json::Error) -> String {
+fn field_error(text: &str, e: &serde_json::Error) -> ConfigError {
     let msg = e.to_string();
     let msg = msg.rsplit_once(" at line ").map_or(msg.as_str(), |(m, _)| m);
     let line = text.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
@@ -406,11 +459,7 @@ fn field_error(text: &str, e: &serde_json::Error) -> String {
     }
     let path = path.concat();
     let path = path.trim_start_matches('.');
-    if path.is_empty() {
-        format!("config: {msg}")
-    } else {
-        format!("{path}: {msg}")
-    }
+    err(if path.is_empty() { "config" } else { path }, msg)
 }
 
 /// The path (`.flows`, `[0]`, `.rtt_ns`) of the value being read at the end of a
@@ -474,7 +523,7 @@ mod tests {
     use super::*;
 
     fn error_of(text: &str) -> String {
-        Config::from_json(text).unwrap_err()
+        Config::from_json(text).unwrap_err().to_string()
     }
 
     const BASE: &str = r#"{"seed":1,"duration_ns":1000000000,"interval_ns":1000000,"trace_interval_ns":1000000,"network":{"bottleneck_rate_bps":1e7,"access_rate_bps":1e8,"buffer_pkts":10,"reverse_buffer_pkts":10},"flows":[{"cc":"reno","rtt_ns":1000000},{"cc":"reno","rtt_ns":1000000,"initial_cwnd":IW}]}"#;

@@ -18,7 +18,7 @@ pub mod time;
 pub mod traffic;
 pub mod trace;
 
-pub use config::Config;
+pub use config::{Config, ConfigError, ValidConfig};
 pub use sim::{SimResult, Simulation};
 
 /// Run one simulation from a config and return its results.
@@ -26,9 +26,10 @@ pub fn simulate(cfg: Config) -> Result<SimResult, String> {
     Ok(Simulation::new(cfg)?.run())
 }
 
-/// JSON in, JSON out: the entry point of the Python binding.
+/// JSON in, JSON out: the entry point of the Python binding. The config is
+/// validated once, by `Config::from_json`.
 pub fn simulate_json(config_json: &str) -> Result<String, String> {
     let cfg = Config::from_json(config_json)?;
-    let result = simulate(cfg)?;
+    let result = Simulation::from_valid(cfg).run();
     serde_json::to_string(&result).map_err(|e| format!("serialising results: {e}"))
 }

@@ -3,7 +3,7 @@
 //! knows both the scheduler and the network.
 
 use crate::build::build;
-use crate::config::Config;
+use crate::config::{Config, ValidConfig};
 use crate::event::Scheduler;
 use crate::net::topology::{NodeKind, Topology};
 use crate::net::{Kind, LinkWake, Packet};
@@ -89,7 +89,7 @@ pub struct SimResult {
 }
 
 pub struct Simulation {
-    cfg: Config,
+    cfg: ValidConfig,
     sched: Scheduler<Ev>,
     topo: Topology,
     senders: Vec<Sender>,
@@ -150,9 +150,15 @@ fn fired(pending: &mut Option<Time>, now: Time) -> bool {
 }
 
 impl Simulation {
+    /// Validate a configuration and set its simulation up.
     pub fn new(cfg: Config) -> Result<Simulation, String> {
-        cfg.validate()?;
-        let built = build(&cfg)?;
+        Ok(Simulation::from_valid(cfg.validated()?))
+    }
+
+    /// Set up the simulation of a configuration validated before
+    /// (`Config::from_json`, `Config::validated`): nothing is checked again.
+    pub fn from_valid(cfg: ValidConfig) -> Simulation {
+        let built = build(&cfg);
         let n = cfg.flows.len();
         let n_links = built.topo.monitored.len();
         let n_udp = built.udp.len();
@@ -199,7 +205,7 @@ impl Simulation {
         }
         sim.sched.at(sim.cfg.interval_ns, Ev::Report);
         sim.sched.at(0, Ev::Sample);
-        Ok(sim)
+        sim
     }
 
     /// Run to the configured duration and return the results.

@@ -238,9 +238,71 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
     s.cwnd = s.cwnd.min(s.cwnd_clamp);
 }
 
-/// Names accepted in scenarios, with aliases.
-pub const ALGORITHMS: &[&str] =
-    &["reno", "newreno", "scalable", "highspeed", "htcp", "bic", "cubic", "vegas", "fast", "compound", "ctcp", "lp", "tcplp", "hstcplp", "hstcp-lp", "westwood", "westwoodplus", "illinois", "yeah", "bbr"];
+/// One algorithm of the registry: its scenario names (its own first, then the
+/// aliases), the parameters its `params` table accepts, and its constructor.
+pub struct Algorithm {
+    pub names: &'static [&'static str],
+    pub params: &'static [&'static str],
+    build: fn(&Map<String, Value>) -> Result<Cc, String>,
+}
+
+/// Every algorithm, once: the list of names, the parameters and the
+/// constructors all come from here.
+pub const REGISTRY: &[Algorithm] = &[
+    Algorithm { names: &["reno", "newreno"], params: &[], build: |_| Ok(Cc::Reno(Reno)) },
+    Algorithm { names: &["scalable"], params: scalable::PARAMS, build: |p| Ok(Cc::Scalable(Scalable::from_params(p)?)) },
+    Algorithm { names: &["highspeed"], params: &[], build: |p| Ok(Cc::HighSpeed(HighSpeed::from_params(p)?)) },
+    Algorithm { names: &["htcp"], params: htcp::PARAMS, build: |p| Ok(Cc::Htcp(Htcp::from_params(p)?)) },
+    Algorithm { names: &["bic"], params: bic::PARAMS, build: |p| Ok(Cc::Bic(Bic::from_params(p)?)) },
+    Algorithm { names: &["cubic"], params: cubic::PARAMS, build: |p| Ok(Cc::Cubic(Cubic::new(cubic::CubicConfig::from_params(p)?))) },
+    Algorithm { names: &["vegas"], params: vegas::PARAMS, build: |p| Ok(Cc::Vegas(Vegas::from_params(p)?)) },
+    Algorithm { names: &["fast"], params: fast::PARAMS, build: |p| Ok(Cc::Fast(Fast::from_params(p)?)) },
+    Algorithm { names: &["compound", "ctcp"], params: compound::PARAMS, build: |p| Ok(Cc::Compound(Compound::from_params(p)?)) },
+    Algorithm { names: &["lp", "tcplp"], params: lp::PARAMS, build: |p| Ok(Cc::Lp(Lp::from_params(p)?)) },
+    Algorithm { names: &["hstcplp", "hstcp-lp"], params: hstcp_lp::PARAMS, build: |p| Ok(Cc::HstcpLp(HstcpLp::from_params(p)?)) },
+    Algorithm { names: &["westwood", "westwoodplus"], params: westwood::PARAMS, build: |p| Ok(Cc::Westwood(Westwood::from_params(p)?)) },
+    Algorithm { names: &["illinois"], params: illinois::PARAMS, build: |p| Ok(Cc::Illinois(Illinois::from_params(p)?)) },
+    Algorithm { names: &["yeah"], params: yeah::PARAMS, build: |p| Ok(Cc::Yeah(Yeah::from_params(p)?)) },
+    Algorithm { names: &["bbr"], params: bbr::PARAMS, build: |p| Ok(Cc::Bbr(Bbr::from_params(p)?)) },
+];
+
+/// Names accepted in scenarios, aliases included, in registry order.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().flat_map(|a| a.names.iter().copied()).collect()
+}
+
+/// The registry entry of a scenario name.
+pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
+    REGISTRY.iter().find(|a| a.names.contains(&name))
+}
+
+/// An algorithm that cannot be built: the field at fault, relative to the flow
+/// (`cc`, or `params.NAME`), and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CcError {
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for CcError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl CcError {
+    /// An error of an algorithm's constructor. The constructors report through
+    /// `params::Params`, whose messages are `params.NAME: what`; the field is
+    /// split off here, once, so nothing downstream matches messages.
+    fn from_param_message(text: String) -> CcError {
+        match text.split_once(": ") {
+            Some((field, message)) if field.starts_with("params.") => {
+                CcError { field: field.into(), message: message.into() }
+            }
+            _ => CcError { field: "params".into(), message: text },
+        }
+    }
+}
 
 /// An algorithm instance; enum dispatch keeps per-flow state inline.
 #[derive(Clone, Debug)]
@@ -264,29 +326,14 @@ pub enum Cc {
 
 impl Cc {
     /// Build an algorithm by scenario name with its parameters; unknown names or
-    /// parameters are errors that say what is allowed.
-    pub fn from_config(name: &str, params: &Map<String, Value>) -> Result<Cc, String> {
-        match name {
-            "reno" | "newreno" => {
-                no_params(name, params)?;
-                Ok(Cc::Reno(Reno))
-            }
-            "cubic" => Ok(Cc::Cubic(Cubic::new(cubic::CubicConfig::from_params(params)?))),
-            "scalable" => Ok(Cc::Scalable(Scalable::from_params(params)?)),
-            "highspeed" => Ok(Cc::HighSpeed(HighSpeed::from_params(params)?)),
-            "htcp" => Ok(Cc::Htcp(Htcp::from_params(params)?)),
-            "bic" => Ok(Cc::Bic(Bic::from_params(params)?)),
-            "vegas" => Ok(Cc::Vegas(Vegas::from_params(params)?)),
-            "fast" => Ok(Cc::Fast(Fast::from_params(params)?)),
-            "lp" | "tcplp" => Ok(Cc::Lp(Lp::from_params(params)?)),
-            "hstcplp" | "hstcp-lp" => Ok(Cc::HstcpLp(HstcpLp::from_params(params)?)),
-            "westwood" | "westwoodplus" => Ok(Cc::Westwood(Westwood::from_params(params)?)),
-            "compound" | "ctcp" => Ok(Cc::Compound(Compound::from_params(params)?)),
-            "illinois" => Ok(Cc::Illinois(Illinois::from_params(params)?)),
-            "bbr" => Ok(Cc::Bbr(Bbr::from_params(params)?)),
-            "yeah" => Ok(Cc::Yeah(Yeah::from_params(params)?)),
-            _ => Err(format!("unknown algorithm '{name}'; allowed: {}", ALGORITHMS.join(", "))),
-        }
+    /// parameters are errors that name the field and say what is allowed.
+    pub fn from_config(name: &str, params: &Map<String, Value>) -> Result<Cc, CcError> {
+        let Some(alg) = algorithm(name) else {
+            let message = format!("unknown algorithm '{name}'; allowed: {}", names().join(", "));
+            return Err(CcError { field: "cc".into(), message });
+        };
+        params::Params::new(name, params, alg.params).map_err(CcError::from_param_message)?;
+        (alg.build)(params).map_err(CcError::from_param_message)
     }
 
     fn ops(&mut self) -> &mut dyn CongestionOps {
@@ -307,13 +354,6 @@ impl Cc {
             Cc::Bbr(c) => c,
             Cc::Yeah(c) => c,
         }
-    }
-}
-
-fn no_params(name: &str, params: &Map<String, Value>) -> Result<(), String> {
-    match params.keys().next() {
-        Some(k) => Err(format!("params.{k}: unknown parameter for {name}; it takes none")),
-        None => Ok(()),
     }
 }
 
@@ -369,15 +409,45 @@ mod tests {
     }
 
     #[test]
-    fn unknown_algorithm_lists_the_valid_ones() {
+    fn unknown_algorithm_is_an_error_of_cc_listing_the_valid_ones() {
         let err = Cc::from_config("foo", &Map::new()).unwrap_err();
-        assert!(err.contains("reno"), "{err}");
+        assert_eq!(err.field, "cc");
+        assert!(err.message.contains("reno, newreno, scalable"), "{err}");
     }
 
     #[test]
-    fn unknown_parameter_is_an_error() {
+    fn every_algorithm_names_an_unknown_parameter_and_lists_what_it_accepts() {
         let mut p = Map::new();
-        p.insert("beta".into(), Value::from(0.8));
-        assert!(Cc::from_config("reno", &p).unwrap_err().contains("params.beta"));
+        p.insert("bogus".into(), Value::from(0.8));
+        for alg in REGISTRY {
+            for name in alg.names {
+                let err = Cc::from_config(name, &p).unwrap_err();
+                assert_eq!(err.field, "params.bogus", "{name}: {err}");
+                for accepted in alg.params {
+                    assert!(err.message.contains(accepted), "{name}: {err}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_value_is_an_error_of_its_parameter() {
+        let mut p = Map::new();
+        p.insert("beta".into(), Value::from(2.0));
+        let err = Cc::from_config("cubic", &p).unwrap_err();
+        assert_eq!(err.field, "params.beta", "{err}");
+        assert!(err.message.contains("outside"), "{err}");
+    }
+
+    #[test]
+    fn every_name_builds_with_its_defaults_and_names_are_unique() {
+        let all = names();
+        for name in &all {
+            assert!(Cc::from_config(name, &Map::new()).is_ok(), "{name}");
+        }
+        let mut unique = all.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), all.len());
     }
 }
