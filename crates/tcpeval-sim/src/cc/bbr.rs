@@ -369,6 +369,11 @@ impl CongestionOps for Bbr {
         }
     }
 
+    /// cwnd is BBR's own: recovery's end does not set it to ssthresh.
+    fn owns_window(&self) -> bool {
+        true
+    }
+
     fn cong_control(&mut self, s: &mut CcState, rs: &RateSample) -> bool {
         self.update_bw(s, rs);
         self.update_cycle_phase(s, rs);
@@ -386,98 +391,110 @@ impl CongestionOps for Bbr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::harness::Harness;
     use crate::time::MS;
 
     fn bbr() -> Bbr {
         Bbr::from_params(&Map::new()).unwrap()
     }
 
-    /// One round of ACKs at a given delivery rate (packets/s) and RTT.
-    fn round(b: &mut Bbr, s: &mut CcState, rate: f64, rtt: Time) {
+    /// BBR in the algorithm harness (100 ms RTT, cwnd 10).
+    fn harness() -> Harness<Bbr> {
+        Harness::new(bbr(), 10)
+    }
+
+    /// One round of ACKs at a given delivery rate (packets/s) and RTT, through
+    /// the sender's hook sequence (`cong_control` replaces `cong_avoid`).
+    fn round(h: &mut Harness<Bbr>, rate: f64, rtt: Time) {
         let per_ack = 10u32;
         let acks = (rate * rtt as f64 / 1e9 / per_ack as f64).max(1.0) as u32;
+        let bdp = (rate * rtt as f64 / 1e9) as u64;
         for _ in 0..acks {
-            s.now += rtt / acks as u64;
-            let prior = s.delivered;
-            s.delivered += per_ack as u64;
+            h.advance(rtt / acks as u64);
             // Paced at gain x rate, inflight heads for gain x BDP (plus the
             // quantization allowance), within the window.
-            let paced = (rate * rtt as f64 / 1e9 * b.pacing_gain).ceil() as u32 + 3 * TSO_SEGS + 4;
-            s.in_flight = s.cwnd.min(paced);
+            let paced = (rate * rtt as f64 / 1e9 * h.cc.pacing_gain).ceil() as u32 + 3 * TSO_SEGS + 4;
+            h.s.in_flight = h.s.cwnd.min(paced);
             let rs = RateSample {
-                delivered: (rate * rtt as f64 / 1e9) as u64,
+                delivered: bdp,
                 interval: rtt,
                 acked_sacked: per_ack,
-                prior_in_flight: s.in_flight,
-                prior_delivered: prior.saturating_sub((rate * rtt as f64 / 1e9) as u64),
+                prior_in_flight: h.s.in_flight,
+                prior_delivered: h.s.delivered.saturating_sub(bdp),
                 rtt: Some(rtt),
                 ..Default::default()
             };
-            b.cong_control(s, &rs);
+            h.ack_rate(&rs);
         }
     }
 
     #[test]
     fn startup_gain_and_exit_after_three_flat_rounds() {
-        let mut b = bbr();
-        let mut s = CcState::new(10, 1448);
-        b.init(&mut s);
-        assert_eq!(b.mode, Mode::Startup);
+        let mut h = harness();
+        assert_eq!(h.cc.mode, Mode::Startup);
         for _ in 0..3 {
-            round(&mut b, &mut s, 1000.0, 100 * MS);
+            round(&mut h, 1000.0, 100 * MS);
         }
-        assert_eq!(b.mode, Mode::Startup, "not yet: the first rounds set full_bw");
+        assert_eq!(h.cc.mode, Mode::Startup, "not yet: the first rounds set full_bw");
         for _ in 0..4 {
-            round(&mut b, &mut s, 1000.0, 100 * MS);
+            round(&mut h, 1000.0, 100 * MS);
         }
-        assert_ne!(b.mode, Mode::Startup, "three rounds without 25% growth end startup");
+        assert_ne!(h.cc.mode, Mode::Startup, "three rounds without 25% growth end startup");
         // Pacing at gain x bw x (MSS + headers) x 0.99.
-        assert!((b.max_bw() - 1000.0).abs() < 1.0);
+        assert!((h.cc.max_bw() - 1000.0).abs() < 1.0);
     }
 
     #[test]
     fn probe_bw_cycles_one_min_rtt_per_phase() {
-        let mut b = bbr();
-        let mut s = CcState::new(10, 1448);
-        b.init(&mut s);
+        let mut h = harness();
         for _ in 0..8 {
-            round(&mut b, &mut s, 1000.0, 100 * MS);
+            round(&mut h, 1000.0, 100 * MS);
         }
-        assert_eq!(b.mode, Mode::ProbeBw);
-        assert_ne!(b.cycle_idx, 1, "never starts in the draining phase");
+        assert_eq!(h.cc.mode, Mode::ProbeBw);
+        assert_ne!(h.cc.cycle_idx, 1, "never starts in the draining phase");
         let mut seen = std::collections::BTreeSet::new();
         for _ in 0..20 {
-            round(&mut b, &mut s, 1000.0, 100 * MS);
-            seen.insert(b.cycle_idx);
+            round(&mut h, 1000.0, 100 * MS);
+            seen.insert(h.cc.cycle_idx);
         }
         assert_eq!(seen.len(), 8, "all eight phases visited: {seen:?}");
     }
 
     #[test]
     fn bandwidth_filter_forgets_after_ten_rounds() {
-        let mut b = bbr();
-        let mut s = CcState::new(10, 1448);
-        b.init(&mut s);
-        round(&mut b, &mut s, 2000.0, 100 * MS);
+        let mut h = harness();
+        round(&mut h, 2000.0, 100 * MS);
         for _ in 0..12 {
-            round(&mut b, &mut s, 1000.0, 100 * MS);
+            round(&mut h, 1000.0, 100 * MS);
         }
-        assert!((b.max_bw() - 1000.0).abs() < 1.0, "max bw {}", b.max_bw());
+        assert!((h.cc.max_bw() - 1000.0).abs() < 1.0, "max bw {}", h.cc.max_bw());
     }
 
     #[test]
     fn probe_rtt_after_ten_seconds_with_four_packets() {
-        let mut b = bbr();
-        let mut s = CcState::new(10, 1448);
-        b.init(&mut s);
+        let mut h = harness();
         for _ in 0..99 {
-            round(&mut b, &mut s, 1000.0, 100 * MS);
+            round(&mut h, 1000.0, 100 * MS);
         }
-        assert_eq!(b.probe_rtts, 0);
+        assert_eq!(h.cc.probe_rtts, 0);
         for _ in 0..3 {
-            round(&mut b, &mut s, 1000.0, 100 * MS);
+            round(&mut h, 1000.0, 100 * MS);
         }
-        assert_eq!(b.probe_rtts, 1);
-        assert_eq!(s.cwnd, CWND_MIN_TARGET);
+        assert_eq!(h.cc.probe_rtts, 1);
+        assert_eq!(h.s.cwnd, CWND_MIN_TARGET);
+    }
+
+    #[test]
+    fn a_loss_leaves_the_window_to_bbr() {
+        let mut h = harness();
+        for _ in 0..8 {
+            round(&mut h, 1000.0, 100 * MS);
+        }
+        let (cwnd, ssthresh) = (h.s.cwnd, h.s.ssthresh);
+        assert_ne!(cwnd, ssthresh);
+        // bbr_ssthresh keeps ssthresh; the end of recovery does not set cwnd to it.
+        assert_eq!(h.lose(), ssthresh);
+        assert_eq!(h.s.cwnd, cwnd);
+        assert_eq!(h.cc.prior_cwnd, cwnd, "saved for after recovery");
     }
 }

@@ -1,8 +1,14 @@
 //! A network-free driver for congestion-control unit tests (after quiche's
 //! `TestSender`): send a window, acknowledge n packets, lose one, advance time.
-//! Every algorithm's tests use it to check exact window trajectories.
+//! Every algorithm's tests use it to check exact window trajectories. It calls
+//! the hooks through tcp::hooks, the functions the sender itself uses, so an
+//! algorithm sees the same hook sequence here as in a simulation, `cong_control`
+//! included. What it leaves out is loss detection: a loss is a recovery entered
+//! and left at once (no PRR), a timeout's Loss state lasts until everything sent
+//! before it is acknowledged.
 
-use super::{CaEvent, CaState, CcState, CongestionOps, AckSample};
+use super::{AckSample, CaState, CcState, CongestionOps, RateSample};
+use crate::tcp::hooks;
 use crate::time::{Time, MS, SEC};
 use std::collections::VecDeque;
 
@@ -18,6 +24,8 @@ pub struct Harness<C: CongestionOps> {
     pub owd: Option<Time>,
     /// Send times of the segments from snd_una on (timestamped mode only).
     sent: VecDeque<Time>,
+    /// snd_nxt at the last timeout: the Loss state ends when it is acknowledged.
+    high_seq: u64,
 }
 
 impl<C: CongestionOps> Harness<C> {
@@ -26,7 +34,7 @@ impl<C: CongestionOps> Harness<C> {
         s.srtt = 100 * MS;
         s.min_rtt = 100 * MS;
         cc.init(&mut s);
-        Harness { cc, s, rtt: 100 * MS, owd: None, sent: VecDeque::new() }
+        Harness { cc, s, rtt: 100 * MS, owd: None, sent: VecDeque::new(), high_seq: 0 }
     }
 
     /// A harness whose ACKs carry timestamps (for one-way-delay algorithms): the
@@ -54,7 +62,7 @@ impl<C: CongestionOps> Harness<C> {
     }
 
     /// Deliver `n` packets in one ACK, as the sender does: pkts_acked, then
-    /// cong_avoid if cwnd-limited.
+    /// cong_control, else cong_avoid if cwnd-limited (`s.cwnd_limited`).
     pub fn ack(&mut self, n: u32) {
         let mut sample = AckSample { acked: n, rtt: Some(self.rtt), in_flight: self.s.cwnd, ..Default::default() };
         if let Some(owd) = self.owd {
@@ -67,12 +75,28 @@ impl<C: CongestionOps> Harness<C> {
             sample.rcv_tsval = newest + owd;
             self.sent.drain(..n.min(self.sent.len()));
         }
-        self.s.snd_una += n as u64;
-        self.s.delivered += n as u64;
-        self.cc.pkts_acked(&mut self.s, &sample);
-        if self.s.cwnd_limited {
-            self.cc.cong_avoid(&mut self.s, n);
+        let rs = RateSample { acked_sacked: n, prior_in_flight: sample.in_flight, rtt: sample.rtt, ..Default::default() };
+        self.deliver(&sample, &rs);
+    }
+
+    /// One ACK described by its rate sample (for algorithms with `cong_control`,
+    /// which read it): `rs.acked_sacked` packets delivered, RTT `rs.rtt`.
+    pub fn ack_rate(&mut self, rs: &RateSample) {
+        let sample = AckSample { acked: rs.acked_sacked, rtt: rs.rtt, in_flight: rs.prior_in_flight, ..Default::default() };
+        self.deliver(&sample, rs);
+    }
+
+    /// The sender's ACK step (tcp::hooks), with the state machine reduced to
+    /// leaving Loss.
+    fn deliver(&mut self, sample: &AckSample, rs: &RateSample) {
+        self.s.snd_una += sample.acked as u64;
+        self.s.delivered += sample.acked as u64;
+        hooks::pkts_acked(&mut self.cc, &mut self.s, sample);
+        if self.s.ca_state == CaState::Loss && self.s.snd_una >= self.high_seq {
+            hooks::set_state(&mut self.cc, &mut self.s, CaState::Open);
         }
+        let no_reduction = |_: &mut CcState| unreachable!("the harness leaves recovery at once");
+        hooks::cong_control(&mut self.cc, &mut self.s, rs, sample.acked > 0, no_reduction, |s| s.cwnd_limited);
         if self.owd.is_some() {
             self.refill();
         }
@@ -106,25 +130,18 @@ impl<C: CongestionOps> Harness<C> {
     /// A loss detected by duplicate ACKs: ssthresh is recomputed, recovery entered
     /// and left (cwnd = ssthresh), as the sender does. Returns the new ssthresh.
     pub fn lose(&mut self) -> u32 {
-        let ssthresh = self.cc.ssthresh(&self.s);
-        self.s.ssthresh = ssthresh;
-        self.cc.set_state(&mut self.s, CaState::Recovery);
-        self.s.cwnd = ssthresh;
-        self.s.cwnd_cnt = 0;
-        self.cc.set_state(&mut self.s, CaState::Open);
-        self.cc.cwnd_event(&mut self.s, CaEvent::CompleteCwr);
-        ssthresh
+        hooks::init_cwnd_reduction(&mut self.cc, &mut self.s);
+        hooks::set_state(&mut self.cc, &mut self.s, CaState::Recovery);
+        hooks::end_cwnd_reduction(&mut self.cc, &mut self.s);
+        self.s.ssthresh
     }
 
-    /// A retransmission timeout: ssthresh recomputed, cwnd = 1.
+    /// A retransmission timeout: ssthresh recomputed (unless already in Loss),
+    /// cwnd = 1. Returns the ssthresh.
     pub fn timeout(&mut self) -> u32 {
-        let ssthresh = self.cc.ssthresh(&self.s);
-        self.s.ssthresh = ssthresh;
-        self.s.cwnd = 1;
-        self.s.cwnd_cnt = 0;
-        self.cc.set_state(&mut self.s, CaState::Loss);
-        self.cc.cwnd_event(&mut self.s, CaEvent::Loss);
-        ssthresh
+        self.high_seq = self.s.snd_nxt;
+        hooks::enter_loss(&mut self.cc, &mut self.s);
+        self.s.ssthresh
     }
 
     /// Run rounds until `done` holds (at most 1e6 rounds); returns how many.
