@@ -14,7 +14,7 @@ $(VENV)/.deps: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "maturin>=1.5,<2" numpy pandas pyarrow "pydantic>=2.5" typer rich matplotlib \
-		pytest hypothesis ruff "dask[distributed]"
+		pytest hypothesis jsonschema ruff "dask[distributed]"
 	touch $@
 
 $(STAMP): $(VENV)/.deps $(RUST_SRC)

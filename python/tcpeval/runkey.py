@@ -1,7 +1,8 @@
 """The identity of a run: the hash of its canonical resolved scenario.
 
-Canonical form: every field whose value is the engine's default for it is left
-out, keys sorted. A field added later with a default therefore leaves the key of
+Canonical form: every field whose value is the engine's default for it (the
+defaults of the engine's JSON Schema, `_sim.config_schema()`) is left out, keys
+sorted. A field added later with a default therefore leaves the key of
 every run that does not set it unchanged, and stores written before stay valid
 (issue 27.3). Keys of stores written before the canonical form (version 1: the
 hash of the whole resolved dict) are migrated when the store is opened
@@ -10,42 +11,52 @@ hash of the whole resolved dict) are migrated when the store is opened
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 
 # Version of the key rule, recorded in every stored run and in the store.
 KEY_VERSION = 2
 
-# The defaults of the resolved scenario, by place: those of the engine's serde
-# structs (crates/tcpeval-sim/src/config.rs: `#[serde(default ...)]`; an absent
-# field means the default there) and, under "meta", the front end's own.
-# "[]" stands for every element of a list.
-_HOP = {"delay_ns": 0, "buffer_pkts": None, "buffer_bytes": None,
-        "reverse_buffer_pkts": None, "reverse_buffer_bytes": None,
-        "queue": "droptail", "loss": 0.0,
-        "red": {"min_th": None, "max_th": None, "w_q": None, "max_p": None, "gentle": None}}
-DEFAULTS: dict = {
-    "udp": [],
-    "network": {
-        "bottleneck_delay_ns": 0, "buffer_pkts": None, "buffer_bytes": None,
-        "reverse_buffer_pkts": None, "reverse_buffer_bytes": None,
-        "queue": "droptail", "loss": 0.0, "red": _HOP["red"], "hops": None,
-        "hops[]": _HOP,
-    },
-    "flows[]": {
-        "params": {}, "start_ns": 0, "bytes": None, "max_window_bytes": None,
-        "mss": 1448, "mtu": 1500, "sack": True, "delayed_ack": True,
-        "delack_timeout_ns": 40_000_000,  # Linux TCP_DELACK_MIN
-        "initial_cwnd": 10,  # Linux TCP_INIT_CWND (RFC 6928)
-        "direction": "forward", "path": None, "stop_ns": None, "trace": True,
-        "nic_queue_pkts": None, "send_overhead_ns": 0, "group": None,
-    },
-    "udp[]": {
-        "amplitude_bps": 0.0, "period_ns": 60_000_000_000, "phase": 0.0, "start_ns": 0,
-        "stop_ns": None, "packet_bytes": 1500, "direction": "forward", "path": None,
-    },
-    "meta": {"background": None},
-}
+# The front end's own defaults (the resolved scenario's "meta").
+META_DEFAULTS = {"background": None}
+
+
+@functools.cache
+def defaults() -> dict:
+    """The defaults of the resolved scenario, by place: those of the engine's
+    schema (an absent field means its default there) and, under "meta", the
+    front end's. "NAME[]" holds the defaults of every element of list NAME."""
+    from . import _sim
+
+    schema = json.loads(_sim.config_schema())
+    return {**_schema_defaults(schema, schema), "meta": META_DEFAULTS}
+
+
+def _schema_defaults(node: dict, schema: dict) -> dict:
+    out = {}
+    for name, prop in node.get("properties", {}).items():
+        ref = _ref(prop)
+        if "default" in prop:
+            out[name] = prop["default"]
+        elif ref:
+            out[name] = _schema_defaults(_definition(schema, ref), schema)
+        items = _ref(prop.get("items", {}))
+        if items:
+            out[f"{name}[]"] = _schema_defaults(_definition(schema, items), schema)
+    return out
+
+
+def _ref(prop: dict) -> str | None:
+    """The definition a property refers to (directly or through allOf)."""
+    for p in (prop, *prop.get("allOf", ())):
+        if "$ref" in p:
+            return p["$ref"]
+    return None
+
+
+def _definition(schema: dict, ref: str) -> dict:
+    return schema["definitions"][ref.rsplit("/", 1)[1]]
 
 
 def run_key(resolved: dict) -> str:
@@ -65,7 +76,7 @@ def _hash(doc: dict) -> str:
 
 def canonical(resolved: dict) -> dict:
     """The resolved scenario without the fields equal to their defaults."""
-    return _strip(resolved, DEFAULTS)
+    return _strip(resolved, defaults())
 
 
 def _strip(value, defaults: dict):

@@ -35,6 +35,12 @@ fn algorithm_params() -> std::collections::BTreeMap<&'static str, Vec<&'static s
     reg.flat_map(|a| a.names.iter().map(move |n| (*n, a.params.to_vec()))).collect()
 }
 
+/// The JSON Schema of the engine's input (a JSON string).
+#[pyfunction]
+fn config_schema() -> String {
+    tcpeval_sim::config::schema().to_string()
+}
+
 /// Engine version, recorded in every result.
 #[pyfunction]
 fn version() -> &'static str {
@@ -48,5 +54,6 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(check_algorithm, m)?)?;
     m.add_function(wrap_pyfunction!(algorithm_params, m)?)?;
+    m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     Ok(())
 }

@@ -3,30 +3,39 @@
 //! values are usable, naming the field when they are not.
 
 use crate::cc::Cc;
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Seed of every random stream of the run (loss, RED, send overhead).
     pub seed: u64,
+    /// Simulated time of the run.
     pub duration_ns: u64,
+    /// Report interval of the per-interval tables.
     pub interval_ns: u64,
+    /// Sampling interval of the cwnd/RTT trace and the queue trace.
     pub trace_interval_ns: u64,
     pub network: NetworkConfig,
+    /// TCP flows (one per stream), in the order of their ids.
     pub flows: Vec<FlowConfig>,
     /// UDP cross-traffic streams (constant rate or sinusoidal).
     #[serde(default)]
     pub udp: Vec<UdpConfig>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkConfig {
     pub bottleneck_rate_bps: f64,
+    /// One-way propagation delay of the bottleneck link.
     #[serde(default)]
     pub bottleneck_delay_ns: u64,
+    /// Rate of every host's access link.
     pub access_rate_bps: f64,
+    /// Forward (data) queue limit: exactly one of packets or bytes.
     #[serde(default)]
     pub buffer_pkts: Option<u64>,
     #[serde(default)]
@@ -36,7 +45,9 @@ pub struct NetworkConfig {
     #[serde(default)]
     pub reverse_buffer_bytes: Option<u64>,
     #[serde(default = "default_queue")]
+    #[schemars(schema_with = "queue_schema")]
     pub queue: String,
+    /// Bernoulli drop probability of data packets entering the forward bottleneck.
     #[serde(default)]
     pub loss: f64,
     /// RED parameters when `queue = "red"`; missing ones are derived from the buffer.
@@ -49,7 +60,7 @@ pub struct NetworkConfig {
 }
 
 /// One hop of a chain (parking lot); same fields as the single bottleneck.
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct HopConfig {
     pub rate_bps: f64,
@@ -64,6 +75,7 @@ pub struct HopConfig {
     #[serde(default)]
     pub reverse_buffer_bytes: Option<u64>,
     #[serde(default = "default_queue")]
+    #[schemars(schema_with = "queue_schema")]
     pub queue: String,
     #[serde(default)]
     pub loss: f64,
@@ -72,7 +84,7 @@ pub struct HopConfig {
 }
 
 /// RED thresholds (packets), EWMA weight, max drop probability, gentle mode.
-#[derive(Deserialize, Debug, Clone, Default)]
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RedConfig {
     pub min_th: Option<f64>,
@@ -83,7 +95,7 @@ pub struct RedConfig {
 }
 
 /// A UDP stream: rate(t) = rate + amplitude * sin(2 pi (t - start) / period + 2 pi phase).
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct UdpConfig {
     pub rate_bps: f64,
@@ -101,11 +113,35 @@ pub struct UdpConfig {
     #[serde(default = "default_mtu")]
     pub packet_bytes: u32,
     #[serde(default = "default_direction")]
+    #[schemars(schema_with = "direction_schema")]
     pub direction: String,
     #[serde(default)]
     pub path: Option<[u32; 2]>,
     /// Round-trip propagation delay of the stream's path (sets its access delay).
     pub rtt_ns: u64,
+}
+
+/// Directions of a stream.
+pub const DIRECTIONS: &[&str] = &["forward", "reverse"];
+
+fn one_of(names: &[&str], default: Option<&str>) -> schemars::schema::Schema {
+    let mut schema = serde_json::json!({"type": "string", "enum": names});
+    if let Some(d) = default {
+        schema["default"] = d.into();
+    }
+    serde_json::from_value(schema).expect("a string enum is a schema")
+}
+
+fn cc_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    one_of(&crate::cc::names(), None)
+}
+
+fn queue_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    one_of(QUEUES, Some(&default_queue()))
+}
+
+fn direction_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    one_of(DIRECTIONS, Some(&default_direction()))
 }
 
 fn default_period() -> u64 {
@@ -120,33 +156,46 @@ fn default_queue() -> String {
     "droptail".into()
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
+    /// The congestion-control algorithm (`cc::REGISTRY`); its `params` are
+    /// checked by the algorithm.
+    #[schemars(schema_with = "cc_schema")]
     pub cc: String,
+    /// The algorithm's parameters (docs/algorithms/), parsed by the algorithm.
     #[serde(default)]
     pub params: Map<String, Value>,
+    /// Base (propagation) round-trip time: at least twice the one-way delay of
+    /// the flow's path; the access link's delay makes up the rest.
     pub rtt_ns: u64,
     #[serde(default)]
     pub start_ns: u64,
+    /// Bytes to transfer; absent: an unlimited backlog (bulk transfer).
     #[serde(default)]
     pub bytes: Option<u64>,
+    /// Receive window; absent: unlimited.
     #[serde(default)]
     pub max_window_bytes: Option<u64>,
+    /// Payload bytes per segment: 1500 - 52 (IP, TCP and timestamp option).
     #[serde(default = "default_mss")]
     pub mss: u32,
+    /// Wire bytes per full segment (headers included).
     #[serde(default = "default_mtu")]
     pub mtu: u32,
     #[serde(default = "yes")]
     pub sack: bool,
     #[serde(default = "yes")]
     pub delayed_ack: bool,
+    /// Delayed-ACK timer: Linux TCP_DELACK_MIN (HZ/25).
     #[serde(default = "default_delack")]
     pub delack_timeout_ns: u64,
+    /// Initial window in segments: Linux TCP_INIT_CWND (RFC 6928).
     #[serde(default = "default_iw")]
     pub initial_cwnd: u32,
     /// "forward" (data over the forward bottleneck) or "reverse".
     #[serde(default = "default_direction")]
+    #[schemars(schema_with = "direction_schema")]
     pub direction: String,
     /// Routers where the flow enters and leaves the chain (parking lot).
     #[serde(default)]
@@ -265,6 +314,14 @@ fn positive(field: &str, v: f64) -> Result<(), ConfigError> {
     }
 }
 
+/// The JSON Schema of the engine's input, generated from these types: the
+/// contract between the front end and the engine (docs/engine-interface.md).
+/// Value rules beyond types (positive rates, paths within the chain, an
+/// algorithm's parameters) are `Config::validated`'s.
+pub fn schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(Config)).expect("a schema is JSON")
+}
+
 impl Config {
     /// Parse and validate a JSON configuration: the one place the engine's
     /// input is checked.
@@ -310,8 +367,8 @@ pub fn endpoints(direction: &str, path: Option<[u32; 2]>, n_hops: usize) -> [u32
 }
 
 fn check_path(field: &str, direction: &str, path: Option<[u32; 2]>, delays: &[u64], rtt_ns: u64) -> Result<(), ConfigError> {
-    if direction != "forward" && direction != "reverse" {
-        return Err(err(format!("{field}.direction"), format!("'{direction}' is not one of forward, reverse")));
+    if !DIRECTIONS.contains(&direction) {
+        return Err(err(format!("{field}.direction"), format!("'{direction}' is not one of {}", DIRECTIONS.join(", "))));
     }
     let [a, b] = endpoints(direction, path, delays.len());
     if a == b || a as usize > delays.len() || b as usize > delays.len() {
@@ -527,6 +584,35 @@ mod tests {
     }
 
     const BASE: &str = r#"{"seed":1,"duration_ns":1000000000,"interval_ns":1000000,"trace_interval_ns":1000000,"network":{"bottleneck_rate_bps":1e7,"access_rate_bps":1e8,"buffer_pkts":10,"reverse_buffer_pkts":10},"flows":[{"cc":"reno","rtt_ns":1000000},{"cc":"reno","rtt_ns":1000000,"initial_cwnd":IW}]}"#;
+
+    #[test]
+    fn the_schema_carries_the_names_requirements_and_defaults() {
+        let s = schema();
+        let flow = &s["definitions"]["FlowConfig"];
+        let names: Vec<&str> = flow["properties"]["cc"]["enum"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(names, crate::cc::names());
+        assert_eq!(flow["required"], serde_json::json!(["cc", "rtt_ns"]));
+        assert_eq!(flow["properties"]["initial_cwnd"]["default"], 10);
+        assert_eq!(flow["properties"]["direction"]["default"], "forward");
+        assert_eq!(s["properties"]["udp"]["default"], serde_json::json!([]));
+        assert_eq!(s["additionalProperties"], false);
+    }
+
+    #[test]
+    fn validation_errors_carry_the_path_apart_from_the_message() {
+        let e = Config::from_json(&BASE.replace("IW", "0")).unwrap_err();
+        assert_eq!((e.path.as_str(), e.message.as_str()), ("flows[1].initial_cwnd", "must be at least 1"));
+        let bad = BASE.replace("IW", "10").replacen(r#""cc":"reno""#, r#""cc":"cubic","params":{"betta":1}"#, 1);
+        let e = Config::from_json(&bad).unwrap_err();
+        assert_eq!(e.path, "flows[0].params.betta");
+        assert!(e.message.contains("allowed: beta, c"), "{e}");
+    }
+
+    #[test]
+    fn a_valid_config_holds_each_flows_algorithm() {
+        let cfg = Config::from_json(&BASE.replace("IW", "10").replacen(r#""cc":"reno""#, r#""cc":"cubic""#, 1)).unwrap();
+        assert!(matches!(cfg.algorithms(), [Cc::Cubic(_), Cc::Reno(_)]));
+    }
 
     #[test]
     fn type_errors_name_the_field() {

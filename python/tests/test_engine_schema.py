@@ -1,0 +1,80 @@
+"""The engine's JSON Schema is the contract between the front end and the
+engine (issue 27.1): every example and every study cell resolves to a config
+the schema accepts."""
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tcpeval import _sim
+from tcpeval.scenario import engine_config, load_scenario, resolve
+from tcpeval.studies import PROFILES, STUDIES
+from tcpeval.studies.runner import plan_study
+
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = sorted(EXAMPLES_DIR.glob("*.toml"))
+
+
+@pytest.fixture(scope="module")
+def validator():
+    schema = json.loads(_sim.config_schema())
+    jsonschema.Draft7Validator.check_schema(schema)
+    return jsonschema.Draft7Validator(schema)
+
+
+def _errors(validator, cfg: dict) -> list[str]:
+    return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}"
+            for e in validator.iter_errors(cfg)]
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_resolves_to_a_config_the_schema_accepts(validator, example):
+    cfg = engine_config(resolve(load_scenario(example)))
+    assert _errors(validator, cfg) == []
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("name", sorted(STUDIES))
+def test_every_study_cell_resolves_to_a_config_the_schema_accepts(validator, name, profile):
+    plan, _ = plan_study(name, profile)
+    for run in plan.runs:
+        resolved = run.resolved
+        if profile != "smoke" and resolved["meta"].get("background"):
+            # Quick and full runs expand to up to 10^5 background flows each,
+            # made by the same code as the smoke runs' (checked whole).
+            resolved = {**resolved, "meta": {**resolved["meta"], "background": None}}
+        assert _errors(validator, engine_config(resolved)) == [], run.params
+
+
+def test_the_schema_refuses_what_the_engine_refuses(validator):
+    cfg = engine_config(resolve(load_scenario(EXAMPLES_DIR / "reno_single.toml")))
+    assert _errors(validator, cfg) == []
+    bad = json.loads(json.dumps(cfg))
+    bad["flows"][0]["cc"] = "nosuch"
+    bad["flows"][0]["bogus"] = 1
+    del bad["flows"][0]["rtt_ns"]
+    bad["network"]["queue"] = "fifo"
+    errors = _errors(validator, bad)
+    assert len(errors) == 4, errors
+    assert {e.split(":")[0] for e in errors} == {"flows.0", "flows.0.cc", "network.queue"}
+
+
+def test_the_interface_document_shows_the_schema_of_todays_engine():
+    from tcpeval import schema_doc
+
+    schema = json.loads(_sim.config_schema())
+    assert schema_doc.render(schema_doc.DOC.read_text(), schema) == schema_doc.DOC.read_text()
+    # and a change of the schema shows in the document
+    schema["definitions"]["FlowConfig"]["properties"]["mss"]["default"] = 1
+    assert "| `mss` | integer | `1` |" in schema_doc.render(schema_doc.DOC.read_text(), schema)
+
+
+def test_algorithm_names_and_parameters_come_from_the_engines_registry():
+    from tcpeval.cc_names import available_algorithms
+
+    params = _sim.algorithm_params()
+    assert set(params) == set(available_algorithms())
+    assert params["cubic"][:2] == ["beta", "c"] and params["reno"] == []
+    assert params["ctcp"] == params["compound"]  # an alias has its algorithm's
