@@ -12,8 +12,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from tcpeval import runkey
+from tcpeval import cli, runkey
 from tcpeval import store as store_mod
 from tcpeval import sweep as sw
 from tcpeval.runkey import KEY_VERSION, legacy_run_key
@@ -36,6 +37,13 @@ def test_todays_plan_finds_every_run_of_an_old_store(old_store):
     stats = sw.run_plan(plan, store, workers=1)
     assert (stats["skipped"], stats["done"], stats["failed"]) == (4, 0, 0)
     assert not store.quarantined
+
+
+def test_tcpeval_sweep_over_an_old_store_runs_nothing(old_store):
+    r = CliRunner().invoke(cli.app, ["sweep", str(DATA / "sweep.toml"), "--out",
+                                     str(old_store), "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    assert "0 run, 4 already in the store, 0 failed" in r.output
 
 
 def test_opening_an_old_store_renames_its_runs_to_their_current_keys(old_store):
