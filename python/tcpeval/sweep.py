@@ -298,7 +298,10 @@ def _ctrl_c():
     instead of raising wherever the main thread happens to be, so a run being
     written is finished and counted. Only the main thread can handle signals."""
     event = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
+    # A sweep started with SIGINT ignored (in the background of a script, or
+    # under a supervisor that ignores it) keeps ignoring it, as Python does.
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is signal.SIG_IGN):
         yield event
         return
     old = signal.signal(signal.SIGINT, lambda *_: event.set())

@@ -205,17 +205,45 @@ def test_ctrl_c_in_run_plan_stops_before_the_next_point(tmp_path):
             os.kill(os.getpid(), signal.SIGINT)
 
     store = Store(tmp_path / "s")
-    with pytest.raises(sw.SweepInterrupted) as info:
-        sw.run_plan(sw.plan(DOC), store, workers=1, progress=InterruptAfterFirst())
+    # As in an interactive shell (a test run in the background inherits SIGINT
+    # ignored, and a sweep keeps an ignored SIGINT ignored).
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(sw.SweepInterrupted) as info:
+            sw.run_plan(sw.plan(DOC), store, workers=1, progress=InterruptAfterFirst())
+        restored = signal.getsignal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, before)
     s = info.value.stats
     assert (s["done"], s["failed"], s["abandoned"], s["not_started"]) == (1, 0, 0, 2)
     assert len(list((store.root / "runs").iterdir())) == 1
     assert len(store.index()) == 1  # the index was rebuilt with the stored run
     assert "interrupted: 1 runs stored" in str(info.value)
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+    assert restored is signal.default_int_handler  # the sweep's own handler is gone
 
 
 # ----- the CLI under signals ----------------------------------------------------------------
+
+def test_a_sweep_started_with_ctrl_c_ignored_keeps_ignoring_it(tmp_path):
+    """A sweep in the background of a script inherits SIGINT ignored; like any
+    Python program it must not take Ctrl-C then (nor leave a handler behind)."""
+
+    class Interrupt:
+        def start(self, total):
+            pass
+
+        def advance(self, ok):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        stats = sw.run_plan(sw.plan(DOC), Store(tmp_path / "s"), workers=1,
+                            progress=Interrupt())
+        after = signal.getsignal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert (stats["done"], stats["failed"]) == (3, 0) and after is signal.SIG_IGN
+
 
 # The CLI with every run slowed down by SLOW_S seconds, each worker writing its
 # pid into PID_DIR when it starts a run.
@@ -238,7 +266,15 @@ def slow_cli(tmp_path, slow_s: float, *args, **popen):
     pids.mkdir(exist_ok=True)
     env = {**os.environ, "PID_DIR": str(pids), "SLOW_S": str(slow_s)}
     return subprocess.Popen([sys.executable, "-c", SLOW_CLI, *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_interactive_sigint, **popen)
+
+
+def _interactive_sigint() -> None:
+    """The child starts with Ctrl-C handled as in an interactive shell, even when
+    the tests run in the background (which ignores SIGINT, and so would the
+    sweep)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def twelve_run_sweep(tmp_path):
