@@ -65,7 +65,7 @@ def run_key(resolved: dict) -> str:
 
 
 def legacy_run_key(resolved: dict) -> str:
-    """The key of version 1 (before 2026-12): the hash of the whole dict."""
+    """The key of version 1 (stores written before 2026-11-26): the hash of the whole dict."""
     return _hash(resolved)
 
 

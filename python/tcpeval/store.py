@@ -325,8 +325,10 @@ class Store:
         try:
             _atomic_text(run / "params.json", json.dumps(
                 {**params, "key": key, "key_version": KEY_VERSION}, indent=2))
-            if key != run.name and not _rename_noreplace(run, run.parent / key):
-                shutil.rmtree(run)  # the same run is stored under its new key already
+            # A damaged run under the new key is moved aside; a whole one is
+            # the same run, and this copy goes.
+            if key != run.name and not self._publish(run, run.parent / key):
+                shutil.rmtree(run)
         except OSError as e:
             if e.errno not in UNWRITABLE:
                 raise
