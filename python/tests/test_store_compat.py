@@ -115,3 +115,17 @@ def test_the_canonical_form_keeps_what_differs_from_the_defaults():
     assert flow["cc"] == "reno" and c["network"]["loss"] == 1e-3
     assert "udp" not in c and "red" not in c["network"]
     assert flow["group"] == "reno-0"  # a value that is not the default
+
+
+def test_a_damaged_run_under_the_new_key_is_moved_aside_not_the_good_copy(old_store):
+    plan = sw.plan(DATA / "sweep.toml")
+    runs = old_store / "runs"
+    old = sorted(p.name for p in runs.iterdir())[0]
+    new = runkey.run_key(json.loads((runs / old / "scenario.json").read_text()))
+    shutil.copytree(runs / old, runs / new)
+    (runs / new / "summary.json").write_text("garbage")  # damaged, under the new key
+    store = Store(old_store)
+    assert store.has(new) and not (runs / old).exists()
+    assert json.loads((runs / new / "summary.json").read_text())["flows"]  # the good copy
+    assert [k for k, _ in store.quarantined] == [new]
+    assert all(store.has(r.key) for r in plan.runs)
