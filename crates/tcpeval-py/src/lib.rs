@@ -28,11 +28,21 @@ fn algorithms() -> Vec<&'static str> {
     tcpeval_sim::cc::names()
 }
 
-/// Each algorithm's parameters: {name: [parameter, ...]}, aliases included.
+/// Each algorithm's parameters with their defaults, from its config struct, as
+/// a JSON string: {name: {parameter: default}}, aliases included.
 #[pyfunction]
-fn algorithm_params() -> std::collections::BTreeMap<&'static str, Vec<&'static str>> {
+fn algorithm_params() -> String {
     let reg = tcpeval_sim::cc::REGISTRY.iter();
-    reg.flat_map(|a| a.names.iter().map(move |n| (*n, a.params.to_vec()))).collect()
+    let all: serde_json::Map<String, serde_json::Value> =
+        reg.flat_map(|a| a.names.iter().map(move |n| (n.to_string(), serde_json::Value::Object((a.params)())))).collect();
+    serde_json::Value::Object(all).to_string()
+}
+
+/// The JSON Schema of one algorithm's `params` table (a JSON string).
+#[pyfunction]
+fn algorithm_schema(name: &str) -> PyResult<String> {
+    let alg = tcpeval_sim::cc::algorithm(name).ok_or_else(|| PyValueError::new_err(("cc", format!("unknown algorithm '{name}'"))))?;
+    serde_json::to_string(&(alg.schema)()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// The JSON Schema of the engine's input (a JSON string).
@@ -54,6 +64,7 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(check_algorithm, m)?)?;
     m.add_function(wrap_pyfunction!(algorithm_params, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithm_schema, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     Ok(())
 }

@@ -15,11 +15,12 @@
 //! Not modelled (documented in docs/algorithms/bbr.md): long-term bandwidth
 //! (policer) detection and the ACK-aggregation cwnd allowance.
 
-use super::params::Params;
+use super::params::AlgorithmConfig;
 use super::{CaState, CcState, CongestionOps, RateSample};
 use crate::rng::Rng;
 use crate::time::{Time, MS, SEC};
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Linux bbr_high_gain = 2885/1000 and bbr_drain_gain = 1000/2885.
 pub const HIGH_GAIN: f64 = 2.885;
@@ -45,7 +46,32 @@ const INIT_CWND: u32 = 10;
 /// Wire bytes per packet for pacing (MSS + headers).
 const HEADER_BYTES: u32 = 52;
 
-pub const PARAMS: &[&str] = &["high_gain", "cwnd_gain", "probe_rtt_interval_s", "seed"];
+/// BBR's parameters (`params`), defaults from Linux net/ipv4/tcp_bbr.c.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct BbrConfig {
+    /// STARTUP's pacing and cwnd gain (`bbr_high_gain` = 2885/1000, i.e. 2/ln 2).
+    #[schemars(range(min = 1, max = 10))]
+    pub high_gain: f64,
+    /// PROBE_BW's cwnd gain (`bbr_cwnd_gain` = 2).
+    #[schemars(range(min = 1, max = 10))]
+    pub cwnd_gain: f64,
+    /// The min-RTT filter's window: PROBE_RTT when no lower RTT was seen for
+    /// this long, seconds (`bbr_min_rtt_win_sec` = 10).
+    #[schemars(range(min = 0.1, max = 3600))]
+    pub probe_rtt_interval_s: f64,
+    /// Seed of the random start phase of the gain cycle (Linux draws it from
+    /// `get_random_u32_below`; seeded here so runs are reproducible).
+    pub seed: u32,
+}
+
+impl Default for BbrConfig {
+    fn default() -> Self {
+        BbrConfig { high_gain: HIGH_GAIN, cwnd_gain: CWND_GAIN, probe_rtt_interval_s: MIN_RTT_WINDOW as f64 / SEC as f64, seed: 0 }
+    }
+}
+
+impl AlgorithmConfig for BbrConfig {}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -86,13 +112,12 @@ pub struct Bbr {
 }
 
 impl Bbr {
-    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        let p = Params::new("bbr", map, PARAMS)?;
-        Ok(Bbr {
-            high_gain: p.f64_in("high_gain", HIGH_GAIN, 1.0, 10.0)?,
-            cwnd_gain_cfg: p.f64_in("cwnd_gain", CWND_GAIN, 1.0, 10.0)?,
-            min_rtt_window: (p.f64_in("probe_rtt_interval_s", 10.0, 0.1, 3600.0)? * SEC as f64) as Time,
-            rng: Rng::new(p.u32("seed", 0)? as u64, 0xBB),
+    pub fn new(cfg: &BbrConfig) -> Self {
+        Bbr {
+            high_gain: cfg.high_gain,
+            cwnd_gain_cfg: cfg.cwnd_gain,
+            min_rtt_window: (cfg.probe_rtt_interval_s * SEC as f64) as Time,
+            rng: Rng::new(cfg.seed as u64, 0xBB),
             mode: Mode::Startup,
             bw_rounds: [(0, 0.0); BW_WINDOW_ROUNDS as usize],
             rtt_cnt: 0,
@@ -113,7 +138,7 @@ impl Bbr {
             pacing_gain: HIGH_GAIN,
             cwnd_gain: HIGH_GAIN,
             probe_rtts: 0,
-        })
+        }
     }
 
     /// The windowed maximum delivery rate, packets per second.
@@ -391,11 +416,12 @@ impl CongestionOps for Bbr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
     use crate::cc::harness::Harness;
     use crate::time::MS;
 
     fn bbr() -> Bbr {
-        Bbr::from_params(&Map::new()).unwrap()
+        crate::cc::params::parse_map(&Map::new()).map(|c| Bbr::new(&c)).unwrap()
     }
 
     /// BBR in the algorithm harness (100 ms RTT, cwnd 10).

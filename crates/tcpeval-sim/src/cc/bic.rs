@@ -10,10 +10,11 @@
 //! 2) while `tcp_cong_avoid_ai` counts packets, so with delayed ACKs BIC grows
 //! about twice the per-RTT steps above (reference digest B5 and part E item 9).
 
-use super::params::Params;
+use super::params::AlgorithmConfig;
 use super::{cong_avoid_ai, slow_start, AckSample, CaState, CcState, CongestionOps};
 use crate::time::{Time, SEC};
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 const BETA_SCALE: u32 = 1024;
 /// Linux defaults (module parameters of tcp_bic.c).
@@ -29,7 +30,39 @@ const ACK_RATIO_SHIFT: u32 = 4;
 const NO_LOSS_CNT_CAP: u32 = 20;
 const UPDATE_GAP: Time = SEC / 32;
 
-pub const PARAMS: &[&str] = &["beta", "max_increment", "low_window", "smooth_part", "fast_convergence"];
+/// BIC's parameters (`params`): the module parameters of Linux tcp_bic.c.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct BicConfig {
+    /// The window after a loss as a fraction of the window before it, kept in
+    /// Linux's 1/1024 units (module parameter `beta` = 819, i.e. 0.7998).
+    #[schemars(range(min = 0.05, max = 0.95))]
+    pub beta: f64,
+    /// Most packets added per RTT by the binary search (`max_increment` = 16);
+    /// 0 is taken as 1.
+    pub max_increment: u32,
+    /// At or below this window BIC is Reno (`low_window` = 14).
+    pub low_window: u32,
+    /// Packets acknowledged per +1 near W_max: the search's smallest step is
+    /// 1/smooth_part per RTT (`smooth_part` = 20); 0 is taken as 1.
+    pub smooth_part: u32,
+    /// Lower W_max when a loss comes below the previous one (`fast_convergence` = 1).
+    pub fast_convergence: bool,
+}
+
+impl Default for BicConfig {
+    fn default() -> Self {
+        BicConfig {
+            beta: BETA as f64 / BETA_SCALE as f64,
+            max_increment: MAX_INCREMENT,
+            low_window: LOW_WINDOW,
+            smooth_part: SMOOTH_PART,
+            fast_convergence: true,
+        }
+    }
+}
+
+impl AlgorithmConfig for BicConfig {}
 
 #[derive(Clone, Debug)]
 pub struct Bic {
@@ -63,18 +96,15 @@ impl Default for Bic {
 }
 
 impl Bic {
-    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        let p = Params::new("bic", map, PARAMS)?;
-        let d = Bic::default();
-        let beta = p.f64_in("beta", BETA as f64 / BETA_SCALE as f64, 0.05, 0.95)?;
-        Ok(Bic {
-            beta: (beta * BETA_SCALE as f64).round() as u32,
-            max_increment: p.u32("max_increment", d.max_increment)?.max(1),
-            low_window: p.u32("low_window", d.low_window)?,
-            smooth_part: p.u32("smooth_part", d.smooth_part)?.max(1),
-            fast_convergence: p.bool("fast_convergence", d.fast_convergence)?,
-            ..d
-        })
+    pub fn new(cfg: &BicConfig) -> Self {
+        Bic {
+            beta: (cfg.beta * BETA_SCALE as f64).round() as u32,
+            max_increment: cfg.max_increment.max(1),
+            low_window: cfg.low_window,
+            smooth_part: cfg.smooth_part.max(1),
+            fast_convergence: cfg.fast_convergence,
+            ..Bic::default()
+        }
     }
 
     fn reset(&mut self) {

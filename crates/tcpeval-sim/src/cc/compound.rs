@@ -14,10 +14,11 @@
 //! window is used only above a low window of 41 packets (the reference digest
 //! marks it UNVERIFIED: from the Windows implementation notes; a parameter).
 
-use super::params::Params;
+use super::params::AlgorithmConfig;
 use super::{slow_start, AckSample, CaEvent, CaState, CcState, CongestionOps};
 use crate::time::Time;
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 pub const ALPHA: f64 = 0.125;
 pub const BETA: f64 = 0.5;
@@ -26,7 +27,40 @@ pub const ZETA: f64 = 1.0;
 pub const GAMMA: f64 = 30.0;
 pub const LOW_WINDOW: f64 = 41.0;
 
-pub const PARAMS: &[&str] = &["alpha", "beta", "k", "zeta", "gamma", "low_window"];
+/// Compound TCP's parameters (`params`), defaults from
+/// draft-sridharan-tcpm-ctcp-02 section 3 unless noted.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct CompoundConfig {
+    /// The delay window's increase alpha win^k per RTT (draft: 1/8).
+    #[schemars(range(min = 0, max = 10))]
+    pub alpha: f64,
+    /// The multiplicative decrease on loss (draft: 1/2).
+    #[schemars(range(min = 0.01, max = 0.99))]
+    pub beta: f64,
+    /// The exponent of the delay window's increase (draft: 0.75, HighSpeed-like).
+    #[schemars(range(min = 0, max = 2))]
+    pub k: f64,
+    /// The delay window's decrease per packet queued (draft: 1).
+    #[schemars(range(min = 0, max = 100))]
+    pub zeta: f64,
+    /// Packets queued above which the delay window shrinks (draft: 30; Windows
+    /// auto-tunes it between 5 and 30, not modelled).
+    #[schemars(range(min = 0, max = 1e6))]
+    pub gamma: f64,
+    /// The delay window is used only above this window (41 packets; the
+    /// reference digest marks it UNVERIFIED, from Windows implementation notes).
+    #[schemars(range(min = 0, max = 1e9))]
+    pub low_window: f64,
+}
+
+impl Default for CompoundConfig {
+    fn default() -> Self {
+        CompoundConfig { alpha: ALPHA, beta: BETA, k: K, zeta: ZETA, gamma: GAMMA, low_window: LOW_WINDOW }
+    }
+}
+
+impl AlgorithmConfig for CompoundConfig {}
 
 #[derive(Clone, Debug)]
 pub struct Compound {
@@ -45,21 +79,20 @@ pub struct Compound {
 }
 
 impl Compound {
-    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        let p = Params::new("compound", map, PARAMS)?;
-        Ok(Compound {
-            alpha: p.f64_in("alpha", ALPHA, 0.0, 10.0)?,
-            beta: p.f64_in("beta", BETA, 0.01, 0.99)?,
-            k: p.f64_in("k", K, 0.0, 2.0)?,
-            zeta: p.f64_in("zeta", ZETA, 0.0, 100.0)?,
-            gamma: p.f64_in("gamma", GAMMA, 0.0, 1e6)?,
-            low_window: p.f64_in("low_window", LOW_WINDOW, 0.0, 1e9)?,
+    pub fn new(cfg: &CompoundConfig) -> Self {
+        Compound {
+            alpha: cfg.alpha,
+            beta: cfg.beta,
+            k: cfg.k,
+            zeta: cfg.zeta,
+            gamma: cfg.gamma,
+            low_window: cfg.low_window,
             lwnd: 0.0,
             dwnd: 0.0,
             base_rtt: Time::MAX,
             round_min_rtt: Time::MAX,
             round_end: 0,
-        })
+        }
     }
 
     pub fn loss_window(&self) -> f64 {
@@ -145,11 +178,12 @@ impl CongestionOps for Compound {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
     use crate::cc::harness::Harness;
     use crate::time::MS;
 
     fn ctcp() -> Compound {
-        Compound::from_params(&Map::new()).unwrap()
+        crate::cc::params::parse_map(&Map::new()).map(|c| Compound::new(&c)).unwrap()
     }
 
     #[test]

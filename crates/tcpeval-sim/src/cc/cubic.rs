@@ -15,10 +15,11 @@
 //! RTO (RFC 9438 section 4.8 keeps it). K is computed in floating point (Linux
 //! uses a table-driven integer cube root accurate to ~0.2%).
 
-use super::params::Params;
-use super::{after_slow_start, cong_avoid_ai, AckSample, CaEvent, CaState, CcState, CongestionOps};
+use super::params::{self, AlgorithmConfig};
+use super::{after_slow_start, cong_avoid_ai, AckSample, CaEvent, CaState, CcError, CcState, CongestionOps};
 use crate::time::{Time, MS, SEC, US};
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Linux BICTCP_BETA_SCALE and the default beta (717/1024 = 0.7).
 const BETA_SCALE: u32 = 1024;
@@ -42,65 +43,85 @@ const HYSTART_DELAY_MAX: Time = 16 * MS;
 /// Delay samples within one second after an epoch starts are ignored.
 const EPOCH_SAMPLE_HOLDOFF: Time = SEC;
 
-pub const PARAMS: &[&str] = &["beta", "c", "fast_convergence", "tcp_friendliness", "hystart", "hystart_low_window", "hystart_detect"];
-
-#[derive(Clone, Debug)]
+/// CUBIC's parameters (`params`): the module parameters of Linux
+/// net/ipv4/tcp_cubic.c, beta and C given as numbers and kept in Linux's
+/// integer units (beta in 1/1024, C as bic_scale = C * 1024 / 10, rounded).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
 pub struct CubicConfig {
-    pub beta: u32,
-    pub bic_scale: u32,
+    /// The window after a loss as a fraction of W_max (module parameter `beta`
+    /// = 717/1024 = 0.7002; RFC 9438 section 4.6: 0.7; 2.6-era kernels: 0.8).
+    #[schemars(range(min = 0.05, max = 0.95))]
+    pub beta: f64,
+    /// C of W(t) = C (t - K)^3 + W_max (module parameter `bic_scale` = 41,
+    /// C = 41 * 10 / 1024 = 0.4004; RFC 9438 section 5: 0.4).
+    #[schemars(range(min = 0.01, max = 10))]
+    pub c: f64,
+    /// Lower W_max when a loss comes below the previous one (`fast_convergence`
+    /// = 1; RFC 9438 section 4.7).
     pub fast_convergence: bool,
+    /// Keep up with the Reno-friendly estimate (`tcp_friendliness` = 1; RFC 9438
+    /// section 4.3).
     pub tcp_friendliness: bool,
+    /// HyStart in slow start (`hystart` = 1).
     pub hystart: bool,
+    /// HyStart acts from this window (`hystart_low_window` = 16).
     pub hystart_low_window: u32,
-    pub ack_train: bool,
-    pub delay_detect: bool,
+    /// HyStart's detectors: 1 ack train, 2 delay, 3 both (`hystart_detect` = 3).
+    pub hystart_detect: u32,
 }
 
 impl Default for CubicConfig {
     fn default() -> Self {
         CubicConfig {
-            beta: BETA,
-            bic_scale: BIC_SCALE,
+            beta: BETA as f64 / BETA_SCALE as f64,
+            c: BIC_SCALE as f64 * 10.0 / 1024.0,
             fast_convergence: true,
             tcp_friendliness: true,
             hystart: true,
             hystart_low_window: HYSTART_LOW_WINDOW,
-            ack_train: true,
-            delay_detect: true,
+            hystart_detect: 3,
         }
     }
 }
 
-impl CubicConfig {
-    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        let p = Params::new("cubic", map, PARAMS)?;
-        let d = CubicConfig::default();
-        let beta = p.f64_in("beta", BETA as f64 / BETA_SCALE as f64, 0.05, 0.95)?;
-        let c = p.f64_in("c", BIC_SCALE as f64 * 10.0 / 1024.0, 0.01, 10.0)?;
-        let detect = p.u32("hystart_detect", 3)?;
-        if detect > 3 {
-            return Err("params.hystart_detect: 1 (ack train), 2 (delay) or 3 (both)".into());
+impl AlgorithmConfig for CubicConfig {
+    fn check(&self, _alg: &str) -> Result<(), CcError> {
+        if self.hystart_detect > 3 {
+            return Err(params::error("hystart_detect", "1 (ack train), 2 (delay) or 3 (both)".into()));
         }
-        Ok(CubicConfig {
-            beta: (beta * BETA_SCALE as f64).round() as u32,
-            bic_scale: ((c * 1024.0 / 10.0).round() as u32).max(1),
-            fast_convergence: p.bool("fast_convergence", d.fast_convergence)?,
-            tcp_friendliness: p.bool("tcp_friendliness", d.tcp_friendliness)?,
-            hystart: p.bool("hystart", d.hystart)?,
-            hystart_low_window: p.u32("hystart_low_window", d.hystart_low_window)?,
-            ack_train: detect & 1 != 0,
-            delay_detect: detect & 2 != 0,
-        })
+        Ok(())
+    }
+}
+
+impl CubicConfig {
+    /// beta in Linux's 1/1024 units (717 by default).
+    pub fn beta_scaled(&self) -> u32 {
+        (self.beta * BETA_SCALE as f64).round() as u32
+    }
+
+    /// Linux bic_scale (41 by default).
+    fn bic_scale(&self) -> u32 {
+        ((self.c * 1024.0 / 10.0).round() as u32).max(1)
+    }
+
+    fn ack_train(&self) -> bool {
+        self.hystart_detect & 1 != 0
+    }
+
+    fn delay_detect(&self) -> bool {
+        self.hystart_detect & 2 != 0
     }
 
     /// Linux cube_rtt_scale = bic_scale * 10.
     fn cube_rtt_scale(&self) -> u128 {
-        self.bic_scale as u128 * 10
+        self.bic_scale() as u128 * 10
     }
 
     /// Linux beta_scale: 8 (1024 + beta) / 3 / (1024 - beta), in integers.
     fn beta_scale(&self) -> u32 {
-        8 * (BETA_SCALE + self.beta) / 3 / (BETA_SCALE - self.beta)
+        let beta = self.beta_scaled();
+        8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta)
     }
 }
 
@@ -213,7 +234,7 @@ impl Cubic {
         if s.snd_una > self.end_seq {
             self.hystart_reset(s);
         }
-        if self.cfg.ack_train && s.now.saturating_sub(self.last_ack) <= HYSTART_ACK_DELTA {
+        if self.cfg.ack_train() && s.now.saturating_sub(self.last_ack) <= HYSTART_ACK_DELTA {
             self.last_ack = s.now;
             // Not paced: the train ends after half the minimum delay.
             let threshold = self.delay_min / 2;
@@ -222,7 +243,7 @@ impl Cubic {
                 s.ssthresh = s.cwnd;
             }
         }
-        if self.cfg.delay_detect {
+        if self.cfg.delay_detect() {
             self.curr_rtt = self.curr_rtt.min(delay);
             if self.sample_cnt < HYSTART_MIN_SAMPLES {
                 self.sample_cnt += 1;
@@ -256,11 +277,11 @@ impl CongestionOps for Cubic {
         self.epoch_start = None;
         let cwnd = s.cwnd;
         self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
-            (cwnd as u64 * (BETA_SCALE + self.cfg.beta) as u64 / (2 * BETA_SCALE) as u64) as u32
+            (cwnd as u64 * (BETA_SCALE + self.cfg.beta_scaled()) as u64 / (2 * BETA_SCALE) as u64) as u32
         } else {
             cwnd
         };
-        ((cwnd as u64 * self.cfg.beta as u64 / BETA_SCALE as u64) as u32).max(2)
+        ((cwnd as u64 * self.cfg.beta_scaled() as u64 / BETA_SCALE as u64) as u32).max(2)
     }
 
     fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
@@ -397,7 +418,7 @@ mod tests {
 
     #[test]
     fn hystart_delay_detection_ends_slow_start_on_an_rtt_rise() {
-        let mut h = Harness::new(Cubic::new(CubicConfig { ack_train: false, ..Default::default() }), 10);
+        let mut h = Harness::new(Cubic::new(CubicConfig { hystart_detect: 2, ..Default::default() }), 10);
         h.cc.init(&mut h.s);
         h.rtt = 100 * MS;
         h.ack_round();
@@ -411,7 +432,7 @@ mod tests {
 
     #[test]
     fn hystart_ignores_a_steady_rtt() {
-        let mut h = Harness::new(Cubic::new(CubicConfig { ack_train: false, ..Default::default() }), 10);
+        let mut h = Harness::new(Cubic::new(CubicConfig { hystart_detect: 2, ..Default::default() }), 10);
         h.cc.init(&mut h.s);
         for _ in 0..8 {
             h.ack_round();
@@ -429,10 +450,11 @@ mod tests {
 
     #[test]
     fn params_are_checked() {
-        let mut m = Map::new();
-        m.insert("beta".into(), Value::from(0.8));
-        assert_eq!(CubicConfig::from_params(&m).unwrap().beta, 819);
-        m.insert("gamma".into(), Value::from(1));
-        assert!(CubicConfig::from_params(&m).unwrap_err().contains("params.gamma"));
+        let parse = |v: serde_json::Value| params::parse::<CubicConfig>("cubic", "cubic", v.as_object().unwrap());
+        assert_eq!(parse(serde_json::json!({"beta": 0.8})).unwrap().beta_scaled(), 819);
+        assert_eq!(CubicConfig::default().beta_scaled(), BETA);
+        assert_eq!(CubicConfig::default().bic_scale(), BIC_SCALE);
+        assert_eq!(parse(serde_json::json!({"beta": 0.8, "gamma": 1})).unwrap_err().field, "params.gamma");
+        assert_eq!(parse(serde_json::json!({"hystart_detect": 4})).unwrap_err().field, "params.hystart_detect");
     }
 }

@@ -8,7 +8,6 @@
 //! the kernels the studies measured. (Reno, Scalable and CUBIC count packets.)
 
 use super::{slow_start, CcState, CongestionOps};
-use serde_json::{Map, Value};
 
 /// (cwnd upper bound, decrease x 256) per row; a(w) is the row index + 1.
 /// Linux `hstcp_aimd_vals` (the RFC 3649 appendix B table, b(w) scaled by 256).
@@ -31,11 +30,6 @@ pub struct HighSpeed {
 }
 
 impl HighSpeed {
-    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        super::params::Params::new("highspeed", map, &[])?;
-        Ok(HighSpeed::default())
-    }
-
     /// Move the row index to the window (Linux keeps it incrementally).
     pub fn track(&mut self, cwnd: u32) {
         while cwnd > AIMD[self.ai].0 && self.ai < AIMD.len() - 1 {

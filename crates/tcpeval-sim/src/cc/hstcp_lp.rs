@@ -23,17 +23,34 @@
 
 use super::highspeed::HighSpeed;
 use super::lp::{LowPriority, LowPriorityCc, LpBase, LpConfig};
-use super::params::Params;
+use super::params::AlgorithmConfig;
 use super::{CcState, CongestionOps};
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-/// Parameters: TCP-LP's and the ECI decrease.
-pub const PARAMS: &[&str] = &["delta", "inference_rtts", "recenter", "slow_start_after_eci", "owd_filter", "eci_decrease"];
+/// HSTCP-LP's parameters (`params`): TCP-LP's and the ECI decrease.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(default)]
+#[schemars(deny_unknown_fields)]
+pub struct HstcpLpConfig {
+    /// TCP-LP's parameters (lp.rs), flattened into the same table. (serde
+    /// cannot deny unknown names beside a flattened field; `params::parse`
+    /// refuses them against the schema, which does.)
+    #[serde(flatten)]
+    pub lp: LpConfig,
+    /// How the first early congestion indication cuts the window ("half":
+    /// TCP-LP's halving, settled in the module notes; "hstcp": HighSpeed's b(w)).
+    pub eci_decrease: EciDecrease,
+}
+
+impl AlgorithmConfig for HstcpLpConfig {}
 
 /// How the first early congestion indication cuts the window.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum EciDecrease {
     /// TCP-LP's halving (default; see the module notes).
+    #[default]
     Half,
     /// HighSpeed's loss decrease b(w) at the current window.
     Hstcp,
@@ -76,20 +93,15 @@ impl LpBase for HsBase {
 pub type HstcpLp = LowPriorityCc<HsBase>;
 
 impl LowPriorityCc<HsBase> {
-    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        let p = Params::new("hstcplp", map, PARAMS)?;
-        let decrease = match map.get("eci_decrease").map(|v| v.as_str()) {
-            None | Some(Some("half")) => EciDecrease::Half,
-            Some(Some("hstcp")) => EciDecrease::Hstcp,
-            Some(_) => return Err("params.eci_decrease: must be \"half\" or \"hstcp\" for hstcplp".into()),
-        };
-        Ok(LowPriorityCc { lp: LowPriority::new(LpConfig::from_params(&p)?), base: HsBase { hs: HighSpeed::default(), decrease } })
+    pub fn new(cfg: HstcpLpConfig) -> Self {
+        LowPriorityCc { lp: LowPriority::new(cfg.lp), base: HsBase { hs: HighSpeed::default(), decrease: cfg.eci_decrease } }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
     use crate::cc::harness::Harness;
     use crate::cc::Cc;
     use crate::time::MS;
@@ -97,7 +109,7 @@ mod tests {
     fn hstcplp(decrease: &str) -> HstcpLp {
         let mut p = Map::new();
         p.insert("eci_decrease".into(), decrease.into());
-        HstcpLp::from_params(&p).unwrap()
+        crate::cc::params::parse_map(&p).map(HstcpLp::new).unwrap()
     }
 
     fn in_ca(cc: HstcpLp, cwnd: u32) -> Harness<HstcpLp> {
@@ -134,7 +146,7 @@ mod tests {
         // 1007 / 2 = 503, ssthresh untouched; the same ACK's increase step spends
         // the counter left from the round (979 + a(503) = 6 >= 503): 504.
         assert_eq!((h.s.cwnd, h.s.ssthresh), (504, 10));
-        let d = HstcpLp::from_params(&Map::new()).unwrap();
+        let d = crate::cc::params::parse_map(&Map::new()).map(HstcpLp::new).unwrap();
         assert_eq!(d.base.decrease, EciDecrease::Half);
     }
 
@@ -168,13 +180,16 @@ mod tests {
     #[test]
     fn names_and_parameters() {
         assert!(matches!(Cc::from_config("hstcp-lp", &Map::new()), Ok(Cc::HstcpLp(_))));
-        assert!(crate::cc::lp::PARAMS.iter().all(|n| PARAMS.contains(n)));
+        let (lp, ours) = (crate::cc::params::defaults::<LpConfig>(), crate::cc::params::defaults::<HstcpLpConfig>());
+        assert!(lp.iter().all(|(n, v)| ours.get(n) == Some(v)), "{ours:?}");
+        assert_eq!(ours["eci_decrease"], "half");
         let mut p = Map::new();
         p.insert("eci_decrease".into(), "third".into());
-        assert!(HstcpLp::from_params(&p).unwrap_err().contains("params.eci_decrease"));
+        let e = crate::cc::params::parse_map(&p).map(HstcpLp::new).unwrap_err();
+        assert_eq!(e, r#"params.eci_decrease: must be "half" or "hstcp" for test"#);
         let mut p = Map::new();
         p.insert("alpha".into(), 1.into());
-        let e = HstcpLp::from_params(&p).unwrap_err();
+        let e = crate::cc::params::parse_map(&p).map(HstcpLp::new).unwrap_err();
         assert!(e.contains("params.alpha") && e.contains("eci_decrease"), "{e}");
     }
 }

@@ -8,10 +8,11 @@
 //! when the maximum throughput moved by more than 20% (use_bandwidth_switch), and
 //! 0.5 until the second congestion event.
 
-use super::params::Params;
+use super::params::AlgorithmConfig;
 use super::{slow_start, AckSample, CaState, CcState, CongestionOps};
 use crate::time::{Time, MS};
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Linux ALPHA_BASE, BETA_MIN, BETA_MAX in << 7 fixed point.
 const ALPHA_BASE: u32 = 1 << 7;
@@ -25,7 +26,26 @@ const MAX_RTT_STEP: u64 = 20;
 /// Adaptive beta needs minRTT above 10 ms.
 const MIN_RTT_FOR_BETA: u64 = 10;
 
-pub const PARAMS: &[&str] = &["use_rtt_scaling", "use_bandwidth_switch"];
+/// H-TCP's parameters (`params`): Linux's module parameters of the same names
+/// (net/ipv4/tcp_htcp.c), both on by default there.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct HtcpConfig {
+    /// Scale the increase by minRTT / 100 ms, clamped to [0.1, 2] (Linux
+    /// `use_rtt_scaling` = 1).
+    pub use_rtt_scaling: bool,
+    /// beta = 0.5 when the maximum throughput moved by more than 20% (Linux
+    /// `use_bandwidth_switch` = 1).
+    pub use_bandwidth_switch: bool,
+}
+
+impl Default for HtcpConfig {
+    fn default() -> Self {
+        HtcpConfig { use_rtt_scaling: true, use_bandwidth_switch: true }
+    }
+}
+
+impl AlgorithmConfig for HtcpConfig {}
 
 #[derive(Clone, Debug)]
 pub struct Htcp {
@@ -76,13 +96,8 @@ fn jiffies(t: Time) -> u64 {
 }
 
 impl Htcp {
-    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        let p = Params::new("htcp", map, PARAMS)?;
-        Ok(Htcp {
-            use_rtt_scaling: p.bool("use_rtt_scaling", true)?,
-            use_bandwidth_switch: p.bool("use_bandwidth_switch", true)?,
-            ..Htcp::default()
-        })
+    pub fn new(cfg: &HtcpConfig) -> Self {
+        Htcp { use_rtt_scaling: cfg.use_rtt_scaling, use_bandwidth_switch: cfg.use_bandwidth_switch, ..Htcp::default() }
     }
 
     /// f(Delta) in Linux's integer arithmetic, then RTT scaling (`htcp_alpha_update`).

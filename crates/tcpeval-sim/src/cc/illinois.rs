@@ -8,10 +8,11 @@
 //! Below 15 packets it is Reno (alpha 1, beta 1/2). After delay has been high,
 //! alpha returns to its maximum only after theta = 5 low-delay rounds.
 
-use super::params::Params;
-use super::{slow_start, AckSample, CaState, CcState, CongestionOps};
+use super::params::{self, AlgorithmConfig};
+use super::{slow_start, AckSample, CaState, CcError, CcState, CongestionOps};
 use crate::time::US;
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Fixed point as Linux: alpha << 7, beta << 6.
 const ALPHA_SHIFT: u32 = 7;
@@ -32,7 +33,64 @@ pub const BETA_MAX: f64 = 0.5;
 pub const WIN_THRESH: u32 = 15;
 pub const THETA: u32 = 5;
 
-pub const PARAMS: &[&str] = &["alpha_min", "alpha_max", "beta_min", "beta_max", "win_thresh", "theta"];
+/// The smallest alpha the fixed point holds (1/128).
+const ALPHA_LOWEST: f64 = 1.0 / ALPHA_SCALE as f64;
+
+/// Illinois's parameters (`params`): Linux's constants and module parameters
+/// (net/ipv4/tcp_illinois.c). Alpha and beta are given as numbers and kept in
+/// Linux's fixed point (alpha << 7, beta << 6, truncated).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct IllinoisConfig {
+    /// Increase per RTT at the largest queueing delay (Linux `ALPHA_MIN` =
+    /// 3 * 128 / 10, i.e. 0.297 after truncation).
+    #[schemars(range(min = "ALPHA_LOWEST", max = 100))]
+    pub alpha_min: f64,
+    /// Increase per RTT at small queueing delay (Linux `ALPHA_MAX` = 10).
+    #[schemars(range(min = "ALPHA_LOWEST", max = 100))]
+    pub alpha_max: f64,
+    /// Decrease at small queueing delay (Linux `BETA_MIN` = 1/8).
+    #[schemars(range(min = 0, max = 1))]
+    pub beta_min: f64,
+    /// Decrease at large queueing delay (Linux `BETA_MAX` = 1/2).
+    #[schemars(range(min = 0, max = 1))]
+    pub beta_max: f64,
+    /// Below this window Illinois is Reno (module parameter `win_thresh` = 15;
+    /// the paper uses 10).
+    pub win_thresh: u32,
+    /// Low-delay rounds before alpha returns to its maximum (module parameter
+    /// `theta` = 5).
+    pub theta: u32,
+}
+
+impl Default for IllinoisConfig {
+    fn default() -> Self {
+        IllinoisConfig { alpha_min: ALPHA_MIN, alpha_max: ALPHA_MAX, beta_min: BETA_MIN, beta_max: BETA_MAX, win_thresh: WIN_THRESH, theta: THETA }
+    }
+}
+
+impl IllinoisConfig {
+    /// Linux's fixed point: (alpha_min, alpha_max, beta_min, beta_max).
+    fn fixed_point(&self) -> (u64, u64, u64, u64) {
+        let alpha = |a: f64| (a * ALPHA_SCALE as f64) as u64;
+        let beta = |b: f64| (b * BETA_SCALE as f64) as u64;
+        (alpha(self.alpha_min), alpha(self.alpha_max), beta(self.beta_min), beta(self.beta_max))
+    }
+}
+
+impl AlgorithmConfig for IllinoisConfig {
+    /// The bounds are compared in fixed point, as the algorithm uses them.
+    fn check(&self, _alg: &str) -> Result<(), CcError> {
+        let (alpha_min, alpha_max, beta_min, beta_max) = self.fixed_point();
+        if alpha_min > alpha_max {
+            return Err(params::error("alpha_min", "must not exceed params.alpha_max".into()));
+        }
+        if beta_min > beta_max {
+            return Err(params::error("beta_min", "must not exceed params.beta_max".into()));
+        }
+        Ok(())
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Illinois {
@@ -59,21 +117,11 @@ pub struct Illinois {
 }
 
 impl Illinois {
-    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        let p = Params::new("illinois", map, PARAMS)?;
-        let alpha_min = (p.f64_in("alpha_min", ALPHA_MIN, 1.0 / ALPHA_SCALE as f64, 100.0)? * ALPHA_SCALE as f64) as u64;
-        let alpha_max = (p.f64_in("alpha_max", ALPHA_MAX, 1.0 / ALPHA_SCALE as f64, 100.0)? * ALPHA_SCALE as f64) as u64;
-        let beta_min = (p.f64_in("beta_min", BETA_MIN, 0.0, 1.0)? * BETA_SCALE as f64) as u64;
-        let beta_max = (p.f64_in("beta_max", BETA_MAX, 0.0, 1.0)? * BETA_SCALE as f64) as u64;
-        if alpha_min > alpha_max {
-            return Err("params.alpha_min: must not exceed params.alpha_max".into());
-        }
-        if beta_min > beta_max {
-            return Err("params.beta_min: must not exceed params.beta_max".into());
-        }
-        Ok(Illinois {
-            win_thresh: p.u32("win_thresh", WIN_THRESH)?,
-            theta: p.u32("theta", THETA)?,
+    pub fn new(cfg: &IllinoisConfig) -> Self {
+        let (alpha_min, alpha_max, beta_min, beta_max) = cfg.fixed_point();
+        Illinois {
+            win_thresh: cfg.win_thresh,
+            theta: cfg.theta,
             alpha_min,
             alpha_max,
             beta_min,
@@ -89,7 +137,7 @@ impl Illinois {
             acked: 0,
             rtt_above: false,
             rtt_low: 0,
-        })
+        }
     }
 
     pub fn alpha(&self) -> f64 {
@@ -212,10 +260,11 @@ impl CongestionOps for Illinois {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
     use crate::cc::harness::Harness;
 
     fn ill() -> Illinois {
-        Illinois::from_params(&Map::new()).unwrap()
+        crate::cc::params::parse_map(&Map::new()).map(|c| Illinois::new(&c)).unwrap()
     }
 
     /// 100 ms of queueing delay, in microseconds.
@@ -296,12 +345,12 @@ mod tests {
         let mut p = Map::new();
         p.insert("alpha_max".into(), 5.0.into());
         p.insert("beta_min".into(), 0.25.into());
-        let c = Illinois::from_params(&p).unwrap();
+        let c = crate::cc::params::parse_map(&p).map(|c| Illinois::new(&c)).unwrap();
         assert_eq!((c.alpha_max, c.beta_min), (640, 16));
         p.insert("beta_max".into(), 0.2.into());
-        assert!(Illinois::from_params(&p).unwrap_err().contains("params.beta_min"));
+        assert!(crate::cc::params::parse_map(&p).map(|c| Illinois::new(&c)).unwrap_err().contains("params.beta_min"));
         let mut p = Map::new();
         p.insert("gamma".into(), 1.into());
-        assert!(Illinois::from_params(&p).unwrap_err().contains("alpha_min"));
+        assert!(crate::cc::params::parse_map(&p).map(|c| Illinois::new(&c)).unwrap_err().contains("alpha_min"));
     }
 }

@@ -44,11 +44,12 @@
 //! timestamp clock rate is not needed; delays are kept in nanoseconds rather
 //! than Linux's milliseconds.
 
-use super::params::Params;
+use super::params::AlgorithmConfig;
 use super::reno::Reno;
 use super::{cong_avoid_ai, AckSample, CaEvent, CaState, CcState, CongestionOps};
 use crate::time::Time;
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// delta: the ECI threshold as a fraction of the OWD range (paper: delta =
@@ -56,23 +57,27 @@ use std::collections::VecDeque;
 pub const DELTA: f64 = 0.15;
 /// Inference time-out in RTTs (paper: itt = 3 RTT; Linux and ns-3
 /// `inference = 3 * (now - rcv_tsecr)`).
-pub const INFERENCE_RTTS: u64 = 3;
+pub const INFERENCE_RTTS: u32 = 3;
 /// OWD smoothing gain 1/2^3 (paper: EWMA 7/8 old + 1/8 new; Linux keeps
 /// sowd << 3).
 const SOWD_SHIFT: u32 = 3;
 
-/// The parameters every low-priority algorithm accepts.
-pub const PARAMS: &[&str] = &["delta", "inference_rtts", "recenter", "slow_start_after_eci", "owd_filter"];
-
-#[derive(Clone, Debug)]
+/// TCP-LP's parameters (`params`), which HSTCP-LP shares.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
 pub struct LpConfig {
-    /// delta, in parts per million (exact integer thresholds, as Linux's 15/100).
-    pub delta_ppm: u64,
-    pub inference_rtts: u64,
+    /// The ECI threshold as a fraction of the OWD range (paper: 0.15; Linux
+    /// `15 * (owd_max - owd_min) / 100`, net/ipv4/tcp_lp.c); kept in parts per
+    /// million so the thresholds are exact integers.
+    #[schemars(range(min = 0, max = 1))]
+    pub delta: f64,
+    /// The inference time-out in RTTs (paper and Linux: 3).
+    pub inference_rtts: u32,
     /// Re-centre owd_min/owd_max on the smoothed OWD after each ECI (Linux,
     /// marked FIXME there). Off keeps the lifetime range, the paper's reading.
     pub recenter: bool,
-    /// Linux: slow start again after an ECI while cwnd < ssthresh.
+    /// Linux: slow start again after an ECI while cwnd < ssthresh (off: the
+    /// paper's congestion avoidance after an ECI; see the module notes).
     pub slow_start_after_eci: bool,
     /// Forward OWD of data from clean ACKs (see the module notes); off = Linux.
     pub owd_filter: bool,
@@ -80,22 +85,18 @@ pub struct LpConfig {
 
 impl Default for LpConfig {
     fn default() -> Self {
-        LpConfig { delta_ppm: (DELTA * 1e6).round() as u64, inference_rtts: INFERENCE_RTTS, recenter: true, slow_start_after_eci: false, owd_filter: true }
+        LpConfig { delta: DELTA, inference_rtts: INFERENCE_RTTS, recenter: true, slow_start_after_eci: false, owd_filter: true }
     }
 }
 
 impl LpConfig {
-    pub fn from_params(p: &Params) -> Result<Self, String> {
-        let d = LpConfig::default();
-        Ok(LpConfig {
-            delta_ppm: (p.f64_in("delta", DELTA, 0.0, 1.0)? * 1e6).round() as u64,
-            inference_rtts: p.u32("inference_rtts", d.inference_rtts as u32)? as u64,
-            recenter: p.bool("recenter", d.recenter)?,
-            slow_start_after_eci: p.bool("slow_start_after_eci", d.slow_start_after_eci)?,
-            owd_filter: p.bool("owd_filter", d.owd_filter)?,
-        })
+    /// delta in parts per million.
+    fn delta_ppm(&self) -> u64 {
+        (self.delta * 1e6).round() as u64
     }
 }
+
+impl AlgorithmConfig for LpConfig {}
 
 /// What one ACK told the low-priority layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,7 +163,7 @@ impl LowPriority {
     /// owd_min + delta (owd_max - owd_min); None before the first sample.
     pub fn threshold(&self) -> Option<Time> {
         (self.owd_min != Time::MAX)
-            .then(|| self.owd_min + self.owd_max.saturating_sub(self.owd_min) * self.cfg.delta_ppm / 1_000_000)
+            .then(|| self.owd_min + self.owd_max.saturating_sub(self.owd_min) * self.cfg.delta_ppm() / 1_000_000)
     }
 
     pub fn owd_range(&self) -> (Time, Time) {
@@ -246,12 +247,12 @@ impl LowPriority {
         if let Some((owd, rtt)) = measured {
             self.owd_sample(owd);
             if rtt > 0 {
-                self.inference = self.cfg.inference_rtts * rtt;
+                self.inference = self.cfg.inference_rtts as u64 * rtt;
             }
         } else if !self.cfg.owd_filter {
             // Linux refreshes the inference window on every ACK.
             if let Some(rtt) = sample.rcv_tsecr.and_then(|t| s.now.checked_sub(t)).filter(|&r| r > 0) {
-                self.inference = self.cfg.inference_rtts * rtt;
+                self.inference = self.cfg.inference_rtts as u64 * rtt;
             }
         }
         self.within_inference = self.last_drop.is_some_and(|t| s.now - t < self.inference);
@@ -345,9 +346,8 @@ impl<B: LpBase> CongestionOps for LowPriorityCc<B> {
 pub type Lp = LowPriorityCc<Reno>;
 
 impl LowPriorityCc<Reno> {
-    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        let p = Params::new("lp", map, PARAMS)?;
-        Ok(LowPriorityCc { lp: LowPriority::new(LpConfig::from_params(&p)?), base: Reno })
+    pub fn new(cfg: LpConfig) -> Self {
+        LowPriorityCc { lp: LowPriority::new(cfg), base: Reno }
     }
 }
 
@@ -419,6 +419,7 @@ mod stream {
 mod tests {
     use super::stream::Stream;
     use super::*;
+    use serde_json::Map;
     use crate::cc::harness::Harness;
     use crate::cc::{Cc, INFINITE_SSTHRESH};
     use crate::time::MS;
@@ -515,7 +516,7 @@ mod tests {
     }
 
     fn lp() -> Lp {
-        Lp::from_params(&Map::new()).unwrap()
+        crate::cc::params::parse_map(&Map::new()).map(Lp::new).unwrap()
     }
 
     #[test]
@@ -573,7 +574,7 @@ mod tests {
     fn linux_mode_slow_starts_after_an_eci() {
         let mut p = Map::new();
         p.insert("slow_start_after_eci".into(), true.into());
-        let mut h = after_an_eci(Lp::from_params(&p).unwrap());
+        let mut h = after_an_eci(crate::cc::params::parse_map(&p).map(Lp::new).unwrap());
         // The ECI ACK's own growth step was slow start: 100 + 1.
         assert_eq!(h.s.cwnd, 101);
         h.ack(1);
@@ -601,12 +602,12 @@ mod tests {
         assert!(matches!(Cc::from_config("tcplp", &Map::new()), Ok(Cc::Lp(_))));
         let mut p = Map::new();
         p.insert("beta".into(), 0.5.into());
-        let e = Lp::from_params(&p).unwrap_err();
+        let e = crate::cc::params::parse_map(&p).map(Lp::new).unwrap_err();
         assert!(e.contains("params.beta") && e.contains("delta"), "{e}");
         let mut p = Map::new();
         p.insert("delta".into(), 1.5.into());
-        assert!(Lp::from_params(&p).unwrap_err().contains("params.delta"));
+        assert!(crate::cc::params::parse_map(&p).map(Lp::new).unwrap_err().contains("params.delta"));
         p.insert("delta".into(), 0.3.into());
-        assert_eq!(Lp::from_params(&p).unwrap().lp.cfg.delta_ppm, 300_000);
+        assert_eq!(crate::cc::params::parse_map(&p).map(Lp::new).unwrap().lp.cfg.delta_ppm(), 300_000);
     }
 }

@@ -12,6 +12,8 @@
 //! Windows are in packets (segments), as in Linux.
 
 use crate::time::Time;
+use params::NoParams;
+use schemars::schema::RootSchema;
 use serde_json::{Map, Value};
 
 pub mod bbr;
@@ -239,31 +241,48 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
 }
 
 /// One algorithm of the registry: its scenario names (its own first, then the
-/// aliases), the parameters its `params` table accepts, and its constructor.
+/// aliases), its typed config struct (`params` parses into it) and constructor.
 pub struct Algorithm {
     pub names: &'static [&'static str],
-    pub params: &'static [&'static str],
-    build: fn(&Map<String, Value>) -> Result<Cc, String>,
+    /// Each parameter with its default, from the config struct.
+    pub params: fn() -> Map<String, Value>,
+    /// The JSON Schema of its `params` table, from the config struct.
+    pub schema: fn() -> RootSchema,
+    /// Parse `params` (the scenario's name of the algorithm for messages) and build.
+    build: fn(&str, &Map<String, Value>) -> Result<Cc, CcError>,
+}
+
+/// A registry entry from the names, the config struct and a constructor
+/// taking it: the params are parsed once, into that struct.
+macro_rules! algorithm {
+    ($names:expr, $config:ty, $build:expr) => {
+        Algorithm {
+            names: $names,
+            params: params::defaults::<$config>,
+            schema: params::schema::<$config>,
+            build: |name, p| Ok(($build)(params::parse::<$config>(name, $names[0], p)?)),
+        }
+    };
 }
 
 /// Every algorithm, once: the list of names, the parameters and the
 /// constructors all come from here.
 pub const REGISTRY: &[Algorithm] = &[
-    Algorithm { names: &["reno", "newreno"], params: &[], build: |_| Ok(Cc::Reno(Reno)) },
-    Algorithm { names: &["scalable"], params: scalable::PARAMS, build: |p| Ok(Cc::Scalable(Scalable::from_params(p)?)) },
-    Algorithm { names: &["highspeed"], params: &[], build: |p| Ok(Cc::HighSpeed(HighSpeed::from_params(p)?)) },
-    Algorithm { names: &["htcp"], params: htcp::PARAMS, build: |p| Ok(Cc::Htcp(Htcp::from_params(p)?)) },
-    Algorithm { names: &["bic"], params: bic::PARAMS, build: |p| Ok(Cc::Bic(Bic::from_params(p)?)) },
-    Algorithm { names: &["cubic"], params: cubic::PARAMS, build: |p| Ok(Cc::Cubic(Cubic::new(cubic::CubicConfig::from_params(p)?))) },
-    Algorithm { names: &["vegas"], params: vegas::PARAMS, build: |p| Ok(Cc::Vegas(Vegas::from_params(p)?)) },
-    Algorithm { names: &["fast"], params: fast::PARAMS, build: |p| Ok(Cc::Fast(Fast::from_params(p)?)) },
-    Algorithm { names: &["compound", "ctcp"], params: compound::PARAMS, build: |p| Ok(Cc::Compound(Compound::from_params(p)?)) },
-    Algorithm { names: &["lp", "tcplp"], params: lp::PARAMS, build: |p| Ok(Cc::Lp(Lp::from_params(p)?)) },
-    Algorithm { names: &["hstcplp", "hstcp-lp"], params: hstcp_lp::PARAMS, build: |p| Ok(Cc::HstcpLp(HstcpLp::from_params(p)?)) },
-    Algorithm { names: &["westwood", "westwoodplus"], params: westwood::PARAMS, build: |p| Ok(Cc::Westwood(Westwood::from_params(p)?)) },
-    Algorithm { names: &["illinois"], params: illinois::PARAMS, build: |p| Ok(Cc::Illinois(Illinois::from_params(p)?)) },
-    Algorithm { names: &["yeah"], params: yeah::PARAMS, build: |p| Ok(Cc::Yeah(Yeah::from_params(p)?)) },
-    Algorithm { names: &["bbr"], params: bbr::PARAMS, build: |p| Ok(Cc::Bbr(Bbr::from_params(p)?)) },
+    algorithm!(&["reno", "newreno"], NoParams, |_| Cc::Reno(Reno)),
+    algorithm!(&["scalable"], scalable::ScalableConfig, |c| Cc::Scalable(Scalable::new(&c))),
+    algorithm!(&["highspeed"], NoParams, |_| Cc::HighSpeed(HighSpeed::default())),
+    algorithm!(&["htcp"], htcp::HtcpConfig, |c| Cc::Htcp(Htcp::new(&c))),
+    algorithm!(&["bic"], bic::BicConfig, |c| Cc::Bic(Bic::new(&c))),
+    algorithm!(&["cubic"], cubic::CubicConfig, |c| Cc::Cubic(Cubic::new(c))),
+    algorithm!(&["vegas"], vegas::VegasConfig, |c| Cc::Vegas(Vegas::new(&c))),
+    algorithm!(&["fast"], fast::FastConfig, |c| Cc::Fast(Fast::new(&c))),
+    algorithm!(&["compound", "ctcp"], compound::CompoundConfig, |c| Cc::Compound(Compound::new(&c))),
+    algorithm!(&["lp", "tcplp"], lp::LpConfig, |c| Cc::Lp(Lp::new(c))),
+    algorithm!(&["hstcplp", "hstcp-lp"], hstcp_lp::HstcpLpConfig, |c| Cc::HstcpLp(HstcpLp::new(c))),
+    algorithm!(&["westwood", "westwoodplus"], westwood::WestwoodConfig, |c| Cc::Westwood(Westwood::new(&c))),
+    algorithm!(&["illinois"], illinois::IllinoisConfig, |c| Cc::Illinois(Illinois::new(&c))),
+    algorithm!(&["yeah"], yeah::YeahConfig, |c| Cc::Yeah(Yeah::new(c))),
+    algorithm!(&["bbr"], bbr::BbrConfig, |c| Cc::Bbr(Bbr::new(&c))),
 ];
 
 /// Names accepted in scenarios, aliases included, in registry order.
@@ -287,20 +306,6 @@ pub struct CcError {
 impl std::fmt::Display for CcError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-impl CcError {
-    /// An error of an algorithm's constructor. The constructors report through
-    /// `params::Params`, whose messages are `params.NAME: what`; the field is
-    /// split off here, once, so nothing downstream matches messages.
-    fn from_param_message(text: String) -> CcError {
-        match text.split_once(": ") {
-            Some((field, message)) if field.starts_with("params.") => {
-                CcError { field: field.into(), message: message.into() }
-            }
-            _ => CcError { field: "params".into(), message: text },
-        }
     }
 }
 
@@ -332,8 +337,7 @@ impl Cc {
             let message = format!("unknown algorithm '{name}'; allowed: {}", names().join(", "));
             return Err(CcError { field: "cc".into(), message });
         };
-        params::Params::new(name, params, alg.params).map_err(CcError::from_param_message)?;
-        (alg.build)(params).map_err(CcError::from_param_message)
+        (alg.build)(name, params)
     }
 
     fn ops(&mut self) -> &mut dyn CongestionOps {
@@ -423,9 +427,26 @@ mod tests {
             for name in alg.names {
                 let err = Cc::from_config(name, &p).unwrap_err();
                 assert_eq!(err.field, "params.bogus", "{name}: {err}");
-                for accepted in alg.params {
-                    assert!(err.message.contains(accepted), "{name}: {err}");
+                for accepted in (alg.params)().keys() {
+                    assert!(err.message.contains(accepted.as_str()), "{name}: {err}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn every_parameter_has_a_default_a_documented_source_and_refuses_a_wrong_type() {
+        for alg in REGISTRY {
+            let root = (alg.schema)();
+            let object = root.schema.object.as_ref().unwrap();
+            assert_eq!(object.additional_properties.as_deref(), Some(&schemars::schema::Schema::Bool(false)), "{}", alg.names[0]);
+            for (name, prop) in &object.properties {
+                let meta = prop.clone().into_object().metadata.unwrap_or_default();
+                assert!(meta.default.is_some() && meta.description.is_some(), "{}.{name}", alg.names[0]);
+                let p = Map::from_iter([(name.clone(), Value::from("not a value"))]);
+                let err = Cc::from_config(alg.names[0], &p).unwrap_err();
+                assert_eq!(err.field, format!("params.{name}"), "{err}");
+                assert!(err.message.starts_with("must be "), "{err}");
             }
         }
     }

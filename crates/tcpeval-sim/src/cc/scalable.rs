@@ -8,16 +8,42 @@
 //! (1 - b) W to W takes b W / a = 1/p packets, and the time-average window over
 //! the cycle is a / (p ln(1 / (1 - b))) = 0.0749 / p (docs/algorithms/scalable.md).
 
-use super::params::Params;
-use super::{after_slow_start, cong_avoid_ai, CcState, CongestionOps};
-use serde_json::{Map, Value};
+use super::params::{self, AlgorithmConfig};
+use super::{after_slow_start, cong_avoid_ai, CcError, CcState, CongestionOps};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Linux TCP_SCALABLE_AI_CNT: packets acknowledged per +1 above this window.
 pub const AI_CNT: u32 = 100;
 /// Linux TCP_SCALABLE_MD_SCALE: decrease by cwnd >> 3 (1/8).
 pub const MD_SCALE: u32 = 3;
 
-pub const PARAMS: &[&str] = &["ai_cnt", "md_scale"];
+/// Scalable's parameters (`params`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScalableConfig {
+    /// Packets acknowledged per +1 packet above this window (Linux
+    /// `TCP_SCALABLE_AI_CNT`, net/ipv4/tcp_scalable.c; Kelly's a = 0.01); 0 is taken as 1.
+    pub ai_cnt: u32,
+    /// Decrease by cwnd >> md_scale on loss, 1..8 (Linux `TCP_SCALABLE_MD_SCALE`:
+    /// 3, Kelly's b = 1/8).
+    pub md_scale: u32,
+}
+
+impl Default for ScalableConfig {
+    fn default() -> Self {
+        ScalableConfig { ai_cnt: AI_CNT, md_scale: MD_SCALE }
+    }
+}
+
+impl AlgorithmConfig for ScalableConfig {
+    fn check(&self, _alg: &str) -> Result<(), CcError> {
+        if !(1..=8).contains(&self.md_scale) {
+            return Err(params::error("md_scale", "must be 1..8 (decrease by cwnd >> md_scale)".into()));
+        }
+        Ok(())
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Scalable {
@@ -32,14 +58,8 @@ impl Default for Scalable {
 }
 
 impl Scalable {
-    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        let p = Params::new("scalable", map, PARAMS)?;
-        let ai_cnt = p.u32("ai_cnt", AI_CNT)?.max(1);
-        let md_scale = p.u32("md_scale", MD_SCALE)?;
-        if !(1..=8).contains(&md_scale) {
-            return Err("params.md_scale: must be 1..8 (decrease by cwnd >> md_scale)".into());
-        }
-        Ok(Scalable { ai_cnt, md_scale })
+    pub fn new(cfg: &ScalableConfig) -> Self {
+        Scalable { ai_cnt: cfg.ai_cnt.max(1), md_scale: cfg.md_scale }
     }
 }
 

@@ -7,18 +7,45 @@
 //! avoidance once diff exceeds gamma, setting cwnd to what the actual rate needs.
 //! With too few RTT samples in a round (<= 2, likely all delayed ACKs) it is Reno.
 
-use super::params::Params;
+use super::params::{self, AlgorithmConfig};
 use super::reno::Reno;
-use super::{slow_start, AckSample, CaEvent, CaState, CcState, CongestionOps};
+use super::{slow_start, AckSample, CaEvent, CaState, CcError, CcState, CongestionOps};
 use crate::time::{Time, US};
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Linux defaults (packets); ns-2 and the paper use 1 and 3.
 pub const ALPHA: u32 = 2;
 pub const BETA: u32 = 4;
 pub const GAMMA: u32 = 1;
 
-pub const PARAMS: &[&str] = &["alpha", "beta", "gamma"];
+/// Vegas's parameters (`params`): the module parameters of Linux
+/// net/ipv4/tcp_vegas.c, in packets queued per flow.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct VegasConfig {
+    /// Grow while fewer packets are queued (`alpha` = 2); at most beta.
+    pub alpha: u32,
+    /// Shrink while more are queued (`beta` = 4).
+    pub beta: u32,
+    /// Leave slow start when more are queued (`gamma` = 1).
+    pub gamma: u32,
+}
+
+impl Default for VegasConfig {
+    fn default() -> Self {
+        VegasConfig { alpha: ALPHA, beta: BETA, gamma: GAMMA }
+    }
+}
+
+impl AlgorithmConfig for VegasConfig {
+    fn check(&self, _alg: &str) -> Result<(), CcError> {
+        if self.alpha > self.beta {
+            return Err(params::error("alpha", "must not exceed params.beta".into()));
+        }
+        Ok(())
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Vegas {
@@ -80,13 +107,8 @@ fn current_ssthresh(s: &CcState) -> u32 {
 }
 
 impl Vegas {
-    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        let p = Params::new("vegas", map, PARAMS)?;
-        let v = Vegas { alpha: p.u32("alpha", ALPHA)?, beta: p.u32("beta", BETA)?, gamma: p.u32("gamma", GAMMA)?, ..Vegas::default() };
-        if v.alpha > v.beta {
-            return Err("params.alpha: must not exceed params.beta".into());
-        }
-        Ok(v)
+    pub fn new(cfg: &VegasConfig) -> Self {
+        Vegas { alpha: cfg.alpha, beta: cfg.beta, gamma: cfg.gamma, ..Vegas::default() }
     }
 
     fn enable(&mut self, s: &CcState) {

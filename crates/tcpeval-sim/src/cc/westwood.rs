@@ -5,11 +5,12 @@
 //! max(BWE x RTTmin / MSS, 2), so the window falls to what the path carried
 //! rather than to half. At a timeout ssthresh is set the same way and cwnd = 1.
 
-use super::params::Params;
+use super::params::AlgorithmConfig;
 use super::reno::Reno;
 use super::{AckSample, CaEvent, CcState, CongestionOps};
 use crate::time::{Time, MS, SEC};
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Linux `TCP_WESTWOOD_RTT_MIN` (HZ/20): the shortest sampling window, so that
 /// short RTTs (LANs) do not give bandwidth samples over tiny intervals.
@@ -20,7 +21,23 @@ pub const INIT_RTT: Time = 20 * SEC;
 const FILTER_KEEP: f64 = 7.0;
 const FILTER_DIV: f64 = 8.0;
 
-pub const PARAMS: &[&str] = &["rtt_window_min_s"];
+/// Westwood+'s parameters (`params`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct WestwoodConfig {
+    /// The shortest bandwidth-sampling window, seconds (Linux `TCP_WESTWOOD_RTT_MIN`
+    /// = HZ/20, 50 ms, net/ipv4/tcp_westwood.c); the window is max(RTT, this).
+    #[schemars(range(min = 0, max = 10))]
+    pub rtt_window_min_s: f64,
+}
+
+impl Default for WestwoodConfig {
+    fn default() -> Self {
+        WestwoodConfig { rtt_window_min_s: RTT_WINDOW_MIN as f64 / SEC as f64 }
+    }
+}
+
+impl AlgorithmConfig for WestwoodConfig {}
 
 #[derive(Clone, Debug)]
 pub struct Westwood {
@@ -37,11 +54,9 @@ pub struct Westwood {
 }
 
 impl Westwood {
-    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        let p = Params::new("westwood", map, PARAMS)?;
-        let window_min = p.f64_in("rtt_window_min_s", RTT_WINDOW_MIN as f64 / SEC as f64, 0.0, 10.0)?;
-        Ok(Westwood {
-            window_min: (window_min * SEC as f64) as Time,
+    pub fn new(cfg: &WestwoodConfig) -> Self {
+        Westwood {
+            window_min: (cfg.rtt_window_min_s * SEC as f64) as Time,
             bw_ns_est: 0.0,
             bw_est: 0.0,
             window_start: 0,
@@ -50,7 +65,7 @@ impl Westwood {
             rtt_min: INIT_RTT,
             reset_rtt_min: true,
             reno: Reno,
-        })
+        }
     }
 
     /// The bandwidth estimate, bytes per second.
@@ -131,10 +146,11 @@ impl CongestionOps for Westwood {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
     use crate::cc::harness::Harness;
 
     fn westwood() -> Westwood {
-        Westwood::from_params(&Map::new()).unwrap()
+        crate::cc::params::parse_map(&Map::new()).map(|c| Westwood::new(&c)).unwrap()
     }
 
     fn ack(w: &mut Westwood, s: &mut CcState, at: Time, pkts: u32, rtt: Time) {
@@ -228,8 +244,8 @@ mod tests {
         assert!(matches!(crate::cc::Cc::from_config("westwoodplus", &Map::new()), Ok(crate::cc::Cc::Westwood(_))));
         let mut p = Map::new();
         p.insert("rtt_window_min_s".into(), 0.1.into());
-        assert_eq!(Westwood::from_params(&p).unwrap().window_min, 100 * MS);
+        assert_eq!(crate::cc::params::parse_map(&p).map(|c| Westwood::new(&c)).unwrap().window_min, 100 * MS);
         p.insert("beta".into(), 0.5.into());
-        assert!(Westwood::from_params(&p).unwrap_err().contains("params.beta"));
+        assert!(crate::cc::params::parse_map(&p).map(|c| Westwood::new(&c)).unwrap_err().contains("params.beta"));
     }
 }

@@ -7,10 +7,11 @@
 //! loss it removes only the last queue estimate, between cwnd/8 and cwnd/2,
 //! unless it has been in slow mode for 16 rounds (competing with Reno: halve).
 
-use super::params::Params;
-use super::{after_slow_start, cong_avoid_ai, AckSample, CaEvent, CaState, CcState, CongestionOps};
+use super::params::{self, AlgorithmConfig};
+use super::{after_slow_start, cong_avoid_ai, AckSample, CaEvent, CaState, CcError, CcState, CongestionOps};
 use super::vegas::RttRound;
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Linux `TCP_YEAH_ALPHA`: packets the flow may keep queued at the bottleneck.
 pub const ALPHA: u32 = 80;
@@ -32,23 +33,53 @@ pub const ZETA: u32 = 50;
 /// min(cwnd, 100) packets acknowledged.
 pub const SCALABLE_AI_CNT: u32 = 100;
 
-pub const PARAMS: &[&str] = &["alpha", "gamma", "delta", "epsilon", "phy", "rho", "zeta", "scalable_ai_cnt"];
-
-#[derive(Clone, Debug)]
+/// YeAH's parameters (`params`): the constants of Linux net/ipv4/tcp_yeah.c
+/// (`TCP_YEAH_*`, documented above), which Linux does not expose as module
+/// parameters.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
 pub struct YeahConfig {
+    /// Packets the flow may keep queued (`TCP_YEAH_ALPHA` = 80).
     pub alpha: u32,
+    /// Decongestion removes the queue divided by this, at least 1 (`TCP_YEAH_GAMMA` = 1).
     pub gamma: u32,
+    /// A loss removes at least cwnd >> delta, a shift of at most 31 (`TCP_YEAH_DELTA` = 3).
     pub delta: u32,
+    /// Decongestion removes at most cwnd >> epsilon, a shift of at most 31
+    /// (`TCP_YEAH_EPSILON` = 1).
     pub epsilon: u32,
+    /// Slow mode when the queueing delay exceeds baseRTT / phy, at least 1
+    /// (`TCP_YEAH_PHY` = 8).
     pub phy: u32,
+    /// Slow-mode rounds after which a loss halves (`TCP_YEAH_RHO` = 16).
     pub rho: u32,
+    /// Fast-mode rounds after which reno_count resets (`TCP_YEAH_ZETA` = 50).
     pub zeta: u32,
+    /// Fast mode adds 1 per min(cwnd, this) packets, at least 1
+    /// (`TCP_SCALABLE_AI_CNT` = 100).
     pub scalable_ai_cnt: u32,
 }
 
 impl Default for YeahConfig {
     fn default() -> Self {
         YeahConfig { alpha: ALPHA, gamma: GAMMA, delta: DELTA, epsilon: EPSILON, phy: PHY, rho: RHO, zeta: ZETA, scalable_ai_cnt: SCALABLE_AI_CNT }
+    }
+}
+
+impl AlgorithmConfig for YeahConfig {
+    /// Divisors at least 1, shifts at most 31.
+    fn check(&self, alg: &str) -> Result<(), CcError> {
+        for (name, v) in [("gamma", self.gamma), ("phy", self.phy), ("scalable_ai_cnt", self.scalable_ai_cnt)] {
+            if v == 0 {
+                return Err(params::error(name, format!("must be at least 1 for {alg}")));
+            }
+        }
+        for (name, v) in [("delta", self.delta), ("epsilon", self.epsilon)] {
+            if v > 31 {
+                return Err(params::error(name, format!("a shift of at most 31 for {alg}")));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -66,35 +97,6 @@ pub struct Yeah {
 impl Yeah {
     pub fn new(cfg: YeahConfig) -> Self {
         Yeah { cfg, rtts: RttRound::default(), beg_snd_nxt: 0, last_q: 0, doing_reno_now: 0, reno_count: 2, fast_count: 0 }
-    }
-
-    pub fn from_params(map: &Map<String, Value>) -> Result<Self, String> {
-        let p = Params::new("yeah", map, PARAMS)?;
-        let d = YeahConfig::default();
-        let positive = |name: &str, default: u32| -> Result<u32, String> {
-            let v = p.u32(name, default)?;
-            if v == 0 {
-                return Err(format!("params.{name}: must be at least 1 for yeah"));
-            }
-            Ok(v)
-        };
-        let shift = |name: &str, default: u32| -> Result<u32, String> {
-            let v = p.u32(name, default)?;
-            if v > 31 {
-                return Err(format!("params.{name}: a shift of at most 31 for yeah"));
-            }
-            Ok(v)
-        };
-        Ok(Yeah::new(YeahConfig {
-            alpha: p.u32("alpha", d.alpha)?,
-            gamma: positive("gamma", d.gamma)?,
-            delta: shift("delta", d.delta)?,
-            epsilon: shift("epsilon", d.epsilon)?,
-            phy: positive("phy", d.phy)?,
-            rho: p.u32("rho", d.rho)?,
-            zeta: p.u32("zeta", d.zeta)?,
-            scalable_ai_cnt: positive("scalable_ai_cnt", d.scalable_ai_cnt)?,
-        }))
     }
 
     /// The last per-RTT queue estimate (packets).
@@ -194,11 +196,12 @@ impl CongestionOps for Yeah {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
     use crate::cc::harness::Harness;
     use crate::time::MS;
 
     fn yeah() -> Yeah {
-        Yeah::from_params(&Map::new()).unwrap()
+        crate::cc::params::parse_map(&Map::new()).map(Yeah::new).unwrap()
     }
 
     #[test]
@@ -277,13 +280,13 @@ mod tests {
         let mut p = Map::new();
         p.insert("alpha".into(), 40.into());
         p.insert("rho".into(), 8.into());
-        let y = Yeah::from_params(&p).unwrap();
+        let y = crate::cc::params::parse_map(&p).map(Yeah::new).unwrap();
         assert_eq!((y.cfg.alpha, y.cfg.rho, y.cfg.phy), (40, 8, PHY));
         p.insert("gamma".into(), 0.into());
-        assert!(Yeah::from_params(&p).unwrap_err().contains("params.gamma"));
+        assert!(crate::cc::params::parse_map(&p).map(Yeah::new).unwrap_err().contains("params.gamma"));
         let mut p = Map::new();
         p.insert("phi".into(), 8.into());
-        let e = Yeah::from_params(&p).unwrap_err();
+        let e = crate::cc::params::parse_map(&p).map(Yeah::new).unwrap_err();
         assert!(e.contains("params.phi") && e.contains("phy"), "{e}");
     }
 }
