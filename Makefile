@@ -54,9 +54,12 @@ testbed-deps:
 		--no-install-recommends $$missing) >/dev/null 2>&1 \
 		|| echo "not installed:$$missing (testbed runs will refuse)"; }
 
-bench:
+# Engine scenarios, criterion benchmarks, then start-up (median wall times of
+# `tcpeval --help` and a short run, next to its simulation time).
+bench: setup
 	cargo run --release -q -p tcpeval-sim --example bench
 	cargo bench -p tcpeval-sim --bench scenarios
+	$(VPY) benches/startup.py
 
 lint: setup
 	cargo clippy --workspace --all-targets -- -D warnings

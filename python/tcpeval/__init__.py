@@ -1,7 +1,33 @@
 """tcpeval: evaluate TCP congestion control on fast long-distance networks."""
 
-from .run import Result, run
-from .scenario import ScenarioError, load_scenario
+import importlib
+import sys
+import types
 
 __all__ = ["Result", "ScenarioError", "load_scenario", "run"]
 __version__ = "0.1.0"
+
+# The exports are imported on first use: the command line imports this package,
+# and `tcpeval --help` must not pay for pandas, numpy and pydantic.
+_EXPORTS = {"Result": ".run", "run": ".run", "load_scenario": ".scenario",
+            "ScenarioError": ".errors"}
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+class _Package(types.ModuleType):
+    def __setattr__(self, name: str, value) -> None:
+        # Importing the submodule tcpeval.run binds it on the package; tcpeval.run
+        # stays the function, as when the package imported it up front.
+        if name == "run" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .scenario import ScenarioError
+from .errors import ScenarioError
 
 # Help and docstrings are plain text: with Rich markup "[[flows]]" or "[sweep]"
 # would vanish from them.

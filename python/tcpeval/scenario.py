@@ -18,7 +18,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -30,6 +29,7 @@ from pydantic import (
 
 from . import traffic
 from .cc_names import available_algorithms
+from .errors import ScenarioError
 from .units import (
     MAX_BUFFER_PKTS,
     MIN_NONZERO_TIME_S,
@@ -73,10 +73,6 @@ MAX_FILE_BYTES = 10_000_000
 MAX_NESTING = 100
 # A UDP share of the bottleneck above 10 times its rate only fills the access queue.
 MAX_SHARE_PERCENT = 1000
-
-
-class ScenarioError(ValueError):
-    """A scenario that cannot run; the message names the field(s) at fault."""
 
 
 class _Model(BaseModel):
@@ -680,6 +676,8 @@ def _starts(f: Flow, k: int, seed: int) -> list[float]:
     jitter = parse_time(f.start_jitter)
     if jitter == 0:
         return starts
+    import numpy as np
+
     offsets = np.random.default_rng([seed, START_JITTER_STREAM, k]).uniform(0, jitter, f.count)
     return [s + float(o) for s, o in zip(starts, offsets, strict=True)]
 
@@ -858,6 +856,8 @@ def _rtt_model(d: dict) -> traffic.RttModel:
 def expand_background(recipe: dict) -> list[dict]:
     """Engine flows of a background recipe (one seeded stream of its own, long-lived
     sources first, then web sources, in the scenario's order)."""
+    import numpy as np
+
     rng = np.random.default_rng([recipe["seed"], BACKGROUND_STREAM])
     out: list[dict] = []
     for ll in recipe["long_lived"]:

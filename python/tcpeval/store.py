@@ -177,8 +177,17 @@ def _write_files(result: Result, directory: Path, extra: dict | None) -> set[str
         (directory / name).write_text(json.dumps(doc, indent=2) + "\n")
     (directory / "engine.json").write_text(json.dumps(result.engine_summary()) + "\n")
     for name, df in result.tables().items():
-        df.to_parquet(directory / f"{name}.parquet", index=False)
+        _write_parquet(df, directory / f"{name}.parquet")
     return {*docs, "engine.json", *(f"{name}.parquet" for name in result.tables())}
+
+
+def _write_parquet(df, path: Path) -> None:
+    """What DataFrame.to_parquet(index=False) writes (the same schema and pandas
+    metadata), without its I/O layer's overhead."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path)
 
 
 def _publish_files(staging: Path, out: Path, names: set[str]) -> None:

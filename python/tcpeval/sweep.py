@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
+import importlib
 import itertools
 import json
 import math
@@ -28,8 +29,6 @@ import threading
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 from .pool import POLL_S
 from .runkey import run_key
@@ -97,6 +96,8 @@ def axis_values(key: str, spec) -> list:
         if unknown:
             raise ScenarioError(f"sweep.{key}: unknown key {sorted(unknown)[0]!r}; "
                                 "allowed: range, format")
+        import numpy as np
+
         start, stop, step = _range(key, spec["range"])
         n = int(np.floor((stop - start) / step + 1e-9)) + 1
         values = [start + i * step for i in range(n)]
@@ -107,6 +108,8 @@ def axis_values(key: str, spec) -> list:
 
 
 def _range(key: str, spec) -> tuple[float, float, float]:
+    import numpy as np
+
     where = f"sweep.{key}.range"
     if not (isinstance(spec, list) and len(spec) == 3 and all(
             isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v)
@@ -340,6 +343,9 @@ class _PoolRunner:
     def __init__(self, todo: list[RunSpec], workers: int, memory_limit: int | None):
         from .pool import Pool, default_memory_limit
 
+        # The run machinery (pandas, numpy, the engine) is imported here, before
+        # the pool forks: every worker inherits it instead of importing it again.
+        importlib.import_module(".run", __package__)
         if memory_limit is None:
             memory_limit = default_memory_limit(workers)
         self.todo = todo

@@ -20,7 +20,11 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+from ._lazy import LazyModule
+
+# Imported on first use: the scenario model (and so the command line) imports
+# this module for its defaults.
+np = LazyModule("numpy")
 
 # SURGE file-size model (Barford & Crovella 1998, table 2).
 SURGE_BODY_MU = 9.357

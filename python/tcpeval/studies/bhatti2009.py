@@ -15,10 +15,12 @@ eq. 7); Linux-style senders (SACK, delayed ACKs) as the testbed's Linux hosts.
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from .._lazy import LazyModule
 
-from .. import metrics
+# Imported on first use (see LazyModule).
+np = LazyModule("numpy")
+pd = LazyModule("pandas")
+metrics = LazyModule("tcpeval.metrics")
 
 NAME = "bhatti2009"
 TITLE = "Bhatti & Bateman 2009: on-path buffering and TCP fairness (NRU)"

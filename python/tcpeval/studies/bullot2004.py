@@ -33,10 +33,12 @@ import math
 from dataclasses import dataclass
 from itertools import combinations
 
-import numpy as np
-import pandas as pd
+from .._lazy import LazyModule
 
-from .. import metrics
+# Imported on first use (see LazyModule).
+np = LazyModule("numpy")
+pd = LazyModule("pandas")
+metrics = LazyModule("tcpeval.metrics")
 
 NAME = "bullot2004"
 TITLE = "Bullot, Cottrell & Hughes-Jones 2004: advanced TCP stacks on production paths"

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import copy
 
-import pandas as pd
+from .._lazy import LazyModule
+
+# Imported on first use (see LazyModule).
+pd = LazyModule("pandas")
 
 NAME = "dalton2004"
 TITLE = "Dalton & Isen 2004: standard, HighSpeed and FAST TCP in ns-2"

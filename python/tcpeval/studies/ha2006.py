@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
+from .._lazy import LazyModule
 
-from .. import metrics
+# Imported on first use (see LazyModule).
+pd = LazyModule("pandas")
+metrics = LazyModule("tcpeval.metrics")
 
 NAME = "ha2006"
 TITLE = "Ha, Kim, Le, Rhee & Xu 2006: high-speed TCP variants with and without background traffic"

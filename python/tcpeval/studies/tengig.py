@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-import pandas as pd
-
-from .. import metrics
+from .._lazy import LazyModule
 from ..sweep import derive_seed
+
+# Imported on first use (see LazyModule).
+np = LazyModule("numpy")
+pd = LazyModule("pandas")
+metrics = LazyModule("tcpeval.metrics")
 
 NAME = "tengig"
 TITLE = "10G evaluation of Reno, Scalable, HighSpeed, H-TCP, BIC and CUBIC"

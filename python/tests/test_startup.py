@@ -1,0 +1,51 @@
+"""The structure that keeps start-up fast (issue 29): the command line and the
+study list import no heavy library; the timings are benches/startup.py's."""
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("pandas", "numpy", "pyarrow", "matplotlib", "pydantic")
+
+
+def _imported_after(code: str) -> list[str]:
+    """The heavy libraries a fresh interpreter has imported after running `code`."""
+    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    return done.stdout.split()
+
+
+@pytest.mark.parametrize("code", [
+    "import tcpeval.cli",
+    "import tcpeval",
+    # `tcpeval study list` reads each study's NAME and TITLE; pydantic comes with
+    # the sweep machinery a study module uses, the others on first use.
+    "from tcpeval.studies import STUDIES; [m.TITLE for m in STUDIES.values()]",
+])
+def test_no_heavy_import(code):
+    allowed = {"pydantic"} if "studies" in code else set()
+    assert set(_imported_after(code)) <= allowed
+
+
+def test_package_exports_stay_the_same():
+    """The exports are imported on first use; importing the submodule tcpeval.run
+    (as the command line does) leaves tcpeval.run the function."""
+    code = ("import importlib, tcpeval\n"
+            "module = importlib.import_module('tcpeval.run')\n"
+            "assert tcpeval.run is module.run and tcpeval.Result is module.Result\n"
+            "assert tcpeval.ScenarioError is importlib.import_module('tcpeval.scenario')"
+            ".ScenarioError\n"
+            "assert callable(tcpeval.load_scenario)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_pool_workers_inherit_the_run_machinery():
+    """A sweep's pool is started after the parent imported tcpeval.run (pandas,
+    numpy), so a forked worker does not import them per point."""
+    code = ("import sys\nfrom tcpeval import sweep\n"
+            "assert 'pandas' not in sys.modules\n"
+            "with sweep._PoolRunner([], 1, None):\n"
+            "    assert 'tcpeval.run' in sys.modules and 'pandas' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
