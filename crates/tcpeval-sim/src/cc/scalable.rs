@@ -53,7 +53,7 @@ pub struct Scalable {
 
 impl Default for Scalable {
     fn default() -> Self {
-        Scalable { ai_cnt: AI_CNT, md_scale: MD_SCALE }
+        Scalable::new(&ScalableConfig::default())
     }
 }
 
@@ -123,5 +123,16 @@ mod tests {
             let rounds = h.rounds_until(|s| s.cwnd >= w);
             assert!((13..=15).contains(&rounds), "w={w}: {rounds} rounds");
         }
+    }
+
+    #[test]
+    fn md_scale_is_a_shift_of_one_to_eight() {
+        let parse = |v: serde_json::Value| crate::cc::params::parse_map::<ScalableConfig>(v.as_object().unwrap());
+        assert_eq!(parse(serde_json::json!({"md_scale": 8})).unwrap().md_scale, 8);
+        for bad in [0, 9] {
+            let e = parse(serde_json::json!({ "md_scale": bad })).unwrap_err();
+            assert!(e.starts_with("params.md_scale: must be 1..8"), "{e}");
+        }
+        assert_eq!(Scalable::new(&parse(serde_json::json!({"ai_cnt": 0})).unwrap()).ai_cnt, 1);
     }
 }

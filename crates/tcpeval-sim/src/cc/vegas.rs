@@ -237,4 +237,12 @@ mod tests {
         assert!(!h.s.in_slow_start());
         assert_eq!((h.s.cwnd, h.s.ssthresh), (73, 72));
     }
+
+    #[test]
+    fn alpha_may_not_exceed_beta() {
+        let parse = |v: serde_json::Value| crate::cc::params::parse_map::<VegasConfig>(v.as_object().unwrap());
+        assert!(parse(serde_json::json!({"alpha": 4, "beta": 4})).is_ok());
+        let e = parse(serde_json::json!({"alpha": 5})).unwrap_err();
+        assert_eq!(e, "params.alpha: must not exceed params.beta");
+    }
 }
