@@ -61,6 +61,24 @@ def test_the_schema_refuses_what_the_engine_refuses(validator):
     assert {e.split(":")[0] for e in errors} == {"flows.0", "flows.0.cc", "network.queue"}
 
 
+@pytest.mark.parametrize("cc, params, where", [
+    ("cubic", {"beta": 2.0}, "flows.0.params.beta"),
+    ("ctcp", {"gamma": "30"}, "flows.0.params.gamma"),
+    ("hstcp-lp", {"eci_decrease": "third"}, "flows.0.params.eci_decrease"),
+    ("reno", {"beta": 0.5}, "flows.0.params"),
+    ("bbr", {"seed": -1}, "flows.0.params.seed"),
+])
+def test_the_schema_checks_params_by_the_flows_algorithm(validator, cc, params, where):
+    cfg = engine_config(resolve(load_scenario(EXAMPLES_DIR / "reno_single.toml")))
+    cfg["flows"][0]["cc"] = cc
+    assert _errors(validator, cfg) == []
+    cfg["flows"][0]["params"] = params
+    assert [e.split(":")[0] for e in _errors(validator, cfg)] == [where]
+    with pytest.raises(ValueError) as engine:
+        _sim.check_algorithm(cc, json.dumps(params))
+    assert f"flows.0.{engine.value.args[0]}".startswith(where)
+
+
 def test_the_interface_document_shows_the_schema_of_todays_engine():
     from tcpeval import schema_doc
 

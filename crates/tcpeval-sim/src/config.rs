@@ -316,10 +316,24 @@ fn positive(field: &str, v: f64) -> Result<(), ConfigError> {
 
 /// The JSON Schema of the engine's input, generated from these types: the
 /// contract between the front end and the engine (docs/engine-interface.md).
-/// Value rules beyond types (positive rates, paths within the chain, an
-/// algorithm's parameters) are `Config::validated`'s.
+/// Each flow's `params` are described by its algorithm's config struct (one
+/// `if cc is NAME then params is ...` per algorithm). Value rules beyond types
+/// (positive rates, paths within the chain, checks between parameters) are
+/// `Config::validated`'s.
 pub fn schema() -> Value {
-    serde_json::to_value(schemars::schema_for!(Config)).expect("a schema is JSON")
+    let mut root = serde_json::to_value(schemars::schema_for!(Config)).expect("a schema is JSON");
+    root["definitions"]["FlowConfig"]["allOf"] = Value::Array(crate::cc::REGISTRY.iter().map(params_by_cc).collect());
+    root
+}
+
+/// `params` follow `alg`'s config struct when `cc` is one of its names.
+fn params_by_cc(alg: &crate::cc::Algorithm) -> Value {
+    let mut params = serde_json::to_value((alg.schema)()).expect("a schema is JSON");
+    params.as_object_mut().expect("an object schema").remove("$schema");
+    serde_json::json!({
+        "if": {"properties": {"cc": {"enum": alg.names}}, "required": ["cc"]},
+        "then": {"properties": {"params": params}},
+    })
 }
 
 impl Config {
@@ -596,6 +610,10 @@ mod tests {
         assert_eq!(flow["properties"]["direction"]["default"], "forward");
         assert_eq!(s["properties"]["udp"]["default"], serde_json::json!([]));
         assert_eq!(s["additionalProperties"], false);
+        let by_cc = flow["allOf"].as_array().unwrap();
+        assert_eq!(by_cc.len(), crate::cc::REGISTRY.len());
+        let cubic = by_cc.iter().find(|c| c["if"]["properties"]["cc"]["enum"][0] == "cubic").unwrap();
+        assert_eq!(cubic["then"]["properties"]["params"]["properties"]["beta"]["maximum"], 0.95);
     }
 
     #[test]
