@@ -3,8 +3,9 @@
 //! the bottleneck bandwidth (windowed max of delivery-rate samples over 10 round
 //! trips) and the round-trip propagation time (windowed min RTT over 10 s), paces
 //! at gain x bandwidth and caps cwnd at gain x BDP. States:
-//! - STARTUP: gain 2/ln 2 = 2.885 until the bandwidth stops growing by 25% for
-//!   three rounds; DRAIN: pacing gain 1/2.885 until inflight falls to one BDP;
+//! - STARTUP: gain 2/ln 2 (739/256 in Linux's fixed point) until the bandwidth
+//!   stops growing by 25% for three rounds; DRAIN: pacing gain 88/256 (about
+//!   1/2.885) until inflight falls to one BDP;
 //! - PROBE_BW: pacing gains cycle [5/4, 3/4, 1, 1, 1, 1, 1, 1], one phase per min
 //!   RTT, starting at a random phase other than 3/4; cwnd gain 2;
 //! - PROBE_RTT: when the min RTT is 10 s old, cwnd 4 for max(200 ms, one round).
@@ -22,9 +23,12 @@ use crate::time::{Time, MS, SEC};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Linux bbr_high_gain = 2885/1000 and bbr_drain_gain = 1000/2885.
-pub const HIGH_GAIN: f64 = 2.885;
-pub const DRAIN_GAIN: f64 = 1.0 / 2.885;
+/// Linux's gains are fixed point in units of 1/256 (BBR_SCALE 8), truncated:
+/// `bbr_high_gain = BBR_UNIT * 2885 / 1000 + 1` = 739/256 (2.8867) and
+/// `bbr_drain_gain = BBR_UNIT * 1000 / 2885` = 88/256 (0.34375), not 2.885 and
+/// 1/2.885 (net/ipv4/tcp_bbr.c).
+pub const HIGH_GAIN: f64 = 739.0 / 256.0;
+pub const DRAIN_GAIN: f64 = 88.0 / 256.0;
 pub const CWND_GAIN: f64 = 2.0;
 pub const PACING_GAINS: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 /// Max-bandwidth filter window: CYCLE_LEN + 2 = 10 rounds.
@@ -50,7 +54,8 @@ const HEADER_BYTES: u32 = 52;
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct BbrConfig {
-    /// STARTUP's pacing and cwnd gain (`bbr_high_gain` = 2885/1000, i.e. 2/ln 2).
+    /// STARTUP's pacing and cwnd gain (`bbr_high_gain` = 256 * 2885 / 1000 + 1
+    /// = 739 in units of 1/256, i.e. 2/ln 2 truncated to Linux's fixed point).
     #[schemars(range(min = 1, max = 10))]
     pub high_gain: f64,
     /// PROBE_BW's cwnd gain (`bbr_cwnd_gain` = 2).
@@ -422,6 +427,15 @@ mod tests {
 
     fn bbr() -> Bbr {
         crate::cc::params::parse_map(&Map::new()).map(|c| Bbr::new(&c)).unwrap()
+    }
+
+    #[test]
+    fn gains_are_linuxs_fixed_point_values() {
+        // tcp_bbr.c: BBR_UNIT = 256, integer arithmetic truncates.
+        let unit = 256_i64;
+        assert_eq!(HIGH_GAIN, (unit * 2885 / 1000 + 1) as f64 / unit as f64);
+        assert_eq!(DRAIN_GAIN, (unit * 1000 / 2885) as f64 / unit as f64);
+        assert_eq!((HIGH_GAIN * 256.0, DRAIN_GAIN * 256.0), (739.0, 88.0));
     }
 
     /// BBR in the algorithm harness (100 ms RTT, cwnd 10).
