@@ -194,7 +194,9 @@ def test_two_flows_fill_the_link_at_100mbps_50ms():
     assert total >= 0.9 * GOODPUT_CEILING_MBPS, total
     # The shaper really is the bottleneck: never more than the ceiling.
     assert total <= 1.01 * GOODPUT_CEILING_MBPS
-    assert s["bottleneck"]["drops"] > 0 and s["jain_index"] is not None
+    # The queue overflowed at least once in the run (slow start's overshoot; the
+    # window from 2 s on may well have none: CUBIC's next loss is ~8 s away).
+    assert s["bottleneck"]["drops_total"] > 0 and s["jain_index"] is not None
     # Queueing on top of the 50 ms base RTT, bounded by one BDP of buffer.
     assert all(50 < f["mean_srtt_ms"] < 105 for f in s["flows"])
 
