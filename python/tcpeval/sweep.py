@@ -79,6 +79,29 @@ def derive_seed(base: int, repetition: int) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
+def repetition_seeds(sweep: dict, base_seed: int) -> list[int]:
+    """Pops `repetitions` and `seeds` off a sweep table: the seed of each
+    repetition. `seeds` lists them explicitly (a study keeping the seeds its
+    published runs used); otherwise one repetition uses `run.seed` and several
+    use seeds derived from it."""
+    reps = sweep.pop("repetitions", None)
+    seeds = sweep.pop("seeds", None)
+    if reps is not None and (not isinstance(reps, int) or isinstance(reps, bool)
+                             or not 1 <= reps <= MAX_PLAN_RUNS):
+        raise ScenarioError(f"sweep.repetitions: must be a whole number in 1..{MAX_PLAN_RUNS}")
+    if seeds is None:
+        reps = reps or 1
+        return [derive_seed(base_seed, r) for r in range(reps)] if reps > 1 else [base_seed]
+    if not (isinstance(seeds, list) and 1 <= len(seeds) <= MAX_PLAN_RUNS and all(
+            isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**63 for s in seeds)):
+        raise ScenarioError(f"sweep.seeds: must be a list of 1..{MAX_PLAN_RUNS} whole numbers "
+                            "in 0..2^63-1, one per repetition")
+    if reps is not None and reps != len(seeds):
+        raise ScenarioError(f"sweep.seeds: {len(seeds)} seeds for {reps} repetitions; give "
+                            "one seed per repetition (or leave out repetitions)")
+    return list(seeds)
+
+
 # Runs of one plan: each holds its resolved scenario (a few kB) while the sweep
 # plans and runs; a million would hold gigabytes.
 MAX_PLAN_RUNS = 100_000
@@ -150,20 +173,18 @@ def plan(source: str | Path | dict, name: str | None = None) -> Plan:
     sweep = data.pop("sweep", {})
     if not isinstance(sweep, dict):
         raise ScenarioError("sweep: must be a table of axes")
-    reps = sweep.pop("repetitions", 1)
-    if not isinstance(reps, int) or isinstance(reps, bool) or not 1 <= reps <= MAX_PLAN_RUNS:
-        raise ScenarioError(f"sweep.repetitions: must be a whole number in 1..{MAX_PLAN_RUNS}")
+    run = data.get("run", {})
+    seeds = repetition_seeds(sweep, run.get("seed", 1) if isinstance(run, dict) else 1)
+    reps = len(seeds)
     for key in sweep:
         try:
-            check_key(key, extra=("repetitions",))
+            check_key(key, extra=("repetitions", "seeds"))
         except ScenarioError as e:
             raise ScenarioError(f"sweep.{e}") from None
     axes = {k: axis_values(k, v) for k, v in sweep.items()}
     total = reps * math.prod(len(v) for v in axes.values())
     if total > MAX_PLAN_RUNS:
         raise ScenarioError(f"sweep: {total} runs (axes x repetitions); at most {MAX_PLAN_RUNS}")
-    run = data.get("run", {})
-    base_seed = run.get("seed", 1) if isinstance(run, dict) else 1
     runs = []
     for combo in itertools.product(*axes.values()):
         params = dict(zip(axes, combo, strict=True))
@@ -174,7 +195,7 @@ def plan(source: str | Path | dict, name: str | None = None) -> Plan:
             except ScenarioError as e:
                 raise ScenarioError(f"sweep.{str(e).removeprefix('--set ')}") from None
         for rep in range(reps):
-            seed = derive_seed(base_seed, rep) if reps > 1 else base_seed
+            seed = seeds[rep]
             try:
                 resolved = resolve(load_scenario(scenario), seed=seed)
             except ScenarioError as e:

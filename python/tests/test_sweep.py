@@ -9,6 +9,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tcpeval import sweep as sw
 from tcpeval.scenario import ScenarioError
@@ -39,6 +41,28 @@ def test_axes_expand_to_the_product_times_repetitions():
     # 20% of the BDP of 20 Mbit/s x 20 ms (50 kB) = 10 kB = 6.7 packets, rounded up
     assert r0.resolved["network"]["buffer_pkts"] == 7
 
+
+
+@given(seeds=st.lists(st.integers(0, 2**63 - 1), min_size=1, max_size=4))
+@settings(max_examples=10, deadline=None)
+def test_explicit_seeds_are_the_repetitions_seeds(seeds):
+    """`seeds` gives each repetition its seed (a study keeping its runs' seeds):
+    one run per seed and point, in order, each resolved with its seed."""
+    p = sw.plan({**BASE, "sweep": {"seeds": seeds, "network.rtt": ["20ms", "40ms"]}})
+    assert p.repetitions == len(seeds) and len(p.runs) == 2 * len(seeds)
+    assert [(r.repetition, r.seed) for r in p.runs] == [*enumerate(seeds)] * 2
+    assert all(r.resolved["seed"] == r.seed for r in p.runs)
+
+
+@pytest.mark.parametrize("sweep,message", [
+    ({"seeds": []}, "sweep.seeds: must be a list"),
+    ({"seeds": [1, "2"]}, "sweep.seeds: must be a list"),
+    ({"seeds": [1, -1]}, "sweep.seeds: must be a list"),
+    ({"seeds": [1, 2], "repetitions": 3}, "sweep.seeds: 2 seeds for 3 repetitions"),
+])
+def test_bad_seeds_name_the_field(sweep, message):
+    with pytest.raises(ScenarioError, match=message):
+        sw.plan({**BASE, "sweep": sweep})
 
 @pytest.mark.parametrize("change,copies", [
     ({}, 2),                                                    # nothing random: copies
