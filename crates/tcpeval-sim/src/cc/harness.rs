@@ -22,6 +22,9 @@ pub struct Harness<C: CongestionOps> {
     /// send time of the oldest); the window is refilled after every ACK and an
     /// ACK arrives no sooner than `rtt` after the newest segment it acknowledges.
     pub owd: Option<Time>,
+    /// Timestamped mode: how long the receiver holds each ACK (a delayed ACK's
+    /// wait), added to TSval and to the ACK's arrival.
+    pub ack_delay: Time,
     /// Send times of the segments from snd_una on (timestamped mode only).
     sent: VecDeque<Time>,
     /// snd_nxt at the last timeout: the Loss state ends when it is acknowledged.
@@ -34,7 +37,7 @@ impl<C: CongestionOps> Harness<C> {
         s.srtt = 100 * MS;
         s.min_rtt = 100 * MS;
         cc.init(&mut s);
-        Harness { cc, s, rtt: 100 * MS, owd: None, sent: VecDeque::new(), high_seq: 0 }
+        Harness { cc, s, rtt: 100 * MS, owd: None, ack_delay: 0, sent: VecDeque::new(), high_seq: 0 }
     }
 
     /// A harness whose ACKs carry timestamps (for one-way-delay algorithms): the
@@ -44,11 +47,13 @@ impl<C: CongestionOps> Harness<C> {
         let mut h = Harness::new(cc, cwnd);
         h.owd = Some(owd);
         h.s.now = SEC;
-        h.refill();
+        h.fill();
         h
     }
 
-    fn refill(&mut self) {
+    /// Timestamped mode: send now what the window allows (the harness does so
+    /// after every ACK; a test calls it after changing cwnd by hand).
+    pub fn fill(&mut self) {
         let target = self.s.cwnd as usize;
         if self.sent.len() < target {
             self.sent.resize(target, self.s.now);
@@ -67,12 +72,13 @@ impl<C: CongestionOps> Harness<C> {
         let mut sample = AckSample { acked: n, rtt: Some(self.rtt), in_flight: self.s.cwnd, ..Default::default() };
         if let Some(owd) = self.owd {
             let n = (n as usize).max(1);
-            let sent_at = |k: usize| self.sent.get(k).copied().unwrap_or(self.s.now.saturating_sub(self.rtt));
-            let (first, newest) = (sent_at(0), sent_at(n - 1));
-            // The ACK cannot come back sooner than one RTT after the newest segment.
-            self.s.now = self.s.now.max(newest + self.rtt);
+            assert!(n <= self.sent.len(), "acknowledging {n} segments, {} in flight", self.sent.len());
+            let (first, newest) = (self.sent[0], self.sent[n - 1]);
+            // The ACK cannot come back sooner than one RTT (plus the receiver's
+            // wait) after the newest segment.
+            self.s.now = self.s.now.max(newest + self.rtt + self.ack_delay);
             sample.rcv_tsecr = Some(first);
-            sample.rcv_tsval = newest + owd;
+            sample.rcv_tsval = newest + owd + self.ack_delay;
             self.sent.drain(..n.min(self.sent.len()));
         }
         let rs = RateSample { acked_sacked: n, prior_in_flight: sample.in_flight, rtt: sample.rtt, ..Default::default() };
@@ -98,7 +104,7 @@ impl<C: CongestionOps> Harness<C> {
         let no_reduction = |_: &mut CcState| unreachable!("the harness leaves recovery at once");
         hooks::cong_control(&mut self.cc, &mut self.s, rs, sample.acked > 0, no_reduction, |s| s.cwnd_limited);
         if self.owd.is_some() {
-            self.refill();
+            self.fill();
         }
     }
 

@@ -351,73 +351,8 @@ impl LowPriorityCc<Reno> {
     }
 }
 
-/// A test driver for the low-priority layer: segments sent in bursts at the
-/// current time, acknowledged in order with a chosen one-way delay.
-#[cfg(test)]
-mod stream {
-    use super::*;
-    use crate::time::{MS, SEC};
-
-    pub struct Stream {
-        pub s: CcState,
-        pub lp: LowPriority,
-        /// Reverse (ACK path) delay.
-        pub rev: Time,
-        /// Send time of each segment, by sequence number.
-        sent: Vec<Time>,
-    }
-
-    impl Stream {
-        /// `pairs` pairs of segments in flight, sent 2 ms apart from t = 1 s.
-        pub fn new(cfg: LpConfig, pairs: u64) -> Self {
-            let mut st = Stream { s: CcState::new(100, 1448), lp: LowPriority::new(cfg), rev: 20 * MS, sent: vec![] };
-            for i in 0..pairs {
-                st.s.now = SEC + i * 2 * MS;
-                st.send(2);
-                st.lp.log_sends(&st.s); // the sender's state as the next ACK would show it
-            }
-            st
-        }
-
-        /// Send `n` segments now.
-        pub fn send(&mut self, n: u64) {
-            self.sent.extend(std::iter::repeat_n(self.s.now, n as usize));
-            self.s.snd_nxt += n;
-            self.s.last_send_time = self.s.now;
-        }
-
-        /// Acknowledge the next `n` segments: the newest arrived after `owd`, the
-        /// receiver waited `ack_delay`, and the ACK takes `rev` back.
-        pub fn ack(&mut self, n: u64, owd: Time, ack_delay: Time) -> Eci {
-            let first = self.s.snd_una as usize;
-            let tsval = self.sent[first + n as usize - 1] + owd + ack_delay;
-            self.s.now = self.s.now.max(tsval + self.rev);
-            self.s.snd_una += n;
-            let tsecr = self.sent[first];
-            let sample =
-                AckSample { acked: n as u32, rtt: Some(self.s.now - tsecr), in_flight: 0, rcv_tsval: tsval, rcv_tsecr: Some(tsecr) };
-            self.lp.on_ack(&self.s, &sample)
-        }
-
-        /// ACK-clocked flow: each pair's ACK (one-way delay `owd`) releases the
-        /// next pair. Returns the indications, with the ACK count before each.
-        pub fn steady(&mut self, pairs: u32, owd: Time) -> Vec<(u32, Eci)> {
-            let mut out = vec![];
-            for i in 0..pairs {
-                let e = self.ack(2, owd, 0);
-                if e != Eci::None {
-                    out.push((i + 1, e));
-                }
-                self.send(2);
-            }
-            out
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::stream::Stream;
     use super::*;
     use serde_json::Map;
     use crate::cc::harness::Harness;
@@ -445,73 +380,109 @@ mod tests {
         assert_eq!(lp.threshold(), Some(21_200_000));
     }
 
+    /// TCP-LP on the shared harness with `cwnd` segments in flight from t = 1 s,
+    /// RTT 40 ms, ACKed in pairs. The window is held (the flow is not
+    /// cwnd-limited) so only indications change it and every ACK stays a clean
+    /// sample of the forward delay.
+    fn held(cfg: LpConfig, cwnd: u32) -> Harness<Lp> {
+        let mut h = Harness::with_owd(Lp::new(cfg), cwnd, 20 * MS);
+        h.rtt = 40 * MS;
+        h.s.cwnd_limited = false;
+        h
+    }
+
+    /// `n` ACKs of two segments each at one-way delay `owd`: the indications,
+    /// each with the ACK count at which it came.
+    fn pairs(h: &mut Harness<Lp>, n: u32, owd: Time) -> Vec<(u32, Eci)> {
+        h.owd = Some(owd);
+        let mut out = vec![];
+        for i in 1..=n {
+            let (eci, collapses) = (h.cc.lp.early_indications, h.cc.lp.collapses);
+            h.ack(2);
+            if h.cc.lp.collapses > collapses {
+                out.push((i, Eci::Collapse));
+            } else if h.cc.lp.early_indications > eci {
+                out.push((i, Eci::Reduce));
+            }
+        }
+        out
+    }
+
     #[test]
     fn a_steady_delay_is_no_indication() {
         // sowd = owd_min = owd_max: not above the threshold (the paper's
         // "exceeds"; Linux signals at equality, on its first valid sample).
-        let mut st = Stream::new(cfg(), 20);
-        assert!(st.steady(200, 20 * MS).is_empty());
+        let mut h = held(cfg(), 40);
+        assert!(pairs(&mut h, 200, 20 * MS).is_empty());
+        assert_eq!((h.s.cwnd, h.cc.lp.smoothed_owd(), h.cc.lp.threshold()), (40, 20 * MS, Some(20 * MS)));
     }
 
     #[test]
     fn indication_threshold_recentring_and_reduce() {
-        let mut st = Stream::new(cfg(), 20);
-        st.steady(100, 20 * MS);
+        let mut h = held(cfg(), 40);
+        pairs(&mut h, 100, 20 * MS);
         // After a flat history the range is empty (the first higher sample is only
         // the reserve maximum): one 21 ms sample, sowd = 20.125 ms > 20 ms, signals.
-        assert_eq!(st.steady(1, 21 * MS), vec![(1, Eci::Reduce)]);
+        assert_eq!(pairs(&mut h, 1, 21 * MS), vec![(1, Eci::Reduce)]);
+        assert_eq!((h.s.cwnd, h.s.ssthresh), (20, INFINITE_SSTHRESH), "halved, ssthresh untouched");
         // Re-centred: owd_min = sowd = 20.125 ms, owd_max = 2 sowd = 40.25 ms.
-        assert_eq!(st.lp.owd_range(), (20_125_000, 40_250_000));
+        assert_eq!(h.cc.lp.owd_range(), (20_125_000, 40_250_000));
         // Back at 20 ms: owd_min = 20, threshold 20 + 0.15 * 20.25 = 23.0375 ms;
-        // 200 pairs (400 ms) outlast the 3 x 40 ms inference window.
-        assert!(st.steady(200, 20 * MS).is_empty());
-        assert_eq!(st.lp.threshold(), Some(23_037_500));
-        assert!(st.lp.may_grow());
+        // 200 pairs (20 RTTs of 40 ms) outlast the 3 x 40 ms inference window.
+        assert!(pairs(&mut h, 200, 20 * MS).is_empty());
+        assert_eq!(h.cc.lp.threshold(), Some(23_037_500));
+        assert!(h.cc.lp.may_grow());
         // At 24 ms, sowd_k = 24 - 4 (7/8)^k exceeds 23.0375 ms at k = 11
         // ((7/8)^10 = 0.263: 22.95 ms; (7/8)^11 = 0.230: 23.08 ms): a reduction.
-        assert_eq!(st.steady(20, 24 * MS), vec![(11, Eci::Reduce)]);
-        assert_eq!(st.lp.early_indications, 2);
+        assert_eq!(pairs(&mut h, 20, 24 * MS), vec![(11, Eci::Reduce)]);
+        assert_eq!((h.cc.lp.early_indications, h.s.cwnd), (2, 10));
     }
 
     #[test]
     fn a_second_indication_within_the_inference_window_collapses() {
-        let mut st = Stream::new(cfg(), 20);
-        st.steady(100, 20 * MS);
-        st.steady(1, 21 * MS); // ECI; inference window 3 x 41 ms
+        let mut h = held(cfg(), 40);
+        pairs(&mut h, 100, 20 * MS);
+        pairs(&mut h, 1, 21 * MS); // ECI; inference window 3 x 40 ms
+        let first = h.s.now;
         // Re-centred at 20.125 ms: threshold 20.125 * 1.15 = 23.144 ms. At 30 ms,
         // sowd_k = 30 - 9.875 (7/8)^k exceeds it at k = 3 (9.875 * 0.67 = 6.6:
-        // 23.4 ms), some 13 ms after the first: cwnd 1.
-        let e = st.steady(10, 30 * MS);
+        // 23.4 ms), inside the inference window: cwnd 1.
+        let e = pairs(&mut h, 10, 30 * MS);
         assert_eq!(e.first(), Some(&(3, Eci::Collapse)));
+        assert!(h.s.now - first < 120 * MS);
         // (Each re-centres; the delay keeps rising past the new thresholds.)
         assert!(e.iter().all(|x| x.1 == Eci::Collapse));
-        assert!(!st.lp.may_grow());
+        assert!(!h.cc.lp.may_grow());
+        assert_eq!(h.s.cwnd, 1);
     }
 
     #[test]
     fn the_delayed_ack_wait_is_not_one_way_delay() {
         // One pair in flight; the receiver delays ACKs.
         for linux in [false, true] {
-            let mut st = Stream::new(LpConfig { owd_filter: !linux, ..cfg() }, 1);
-            st.steady(50, 20 * MS);
-            st.ack(2, 20 * MS, 0); // nothing in flight now
-            let sowd = st.lp.smoothed_owd();
-            // A lone segment waits 40 ms for the delayed-ACK timer: TSval - TSecr
-            // = 60 ms. Linux takes it: sowd = 20 + 40/8 = 25 ms > 20: an ECI.
-            st.send(1);
-            let e = st.ack(1, 20 * MS, 40 * MS);
+            let mut h = held(LpConfig { owd_filter: !linux, ..cfg() }, 2);
+            pairs(&mut h, 50, 20 * MS);
+            h.s.cwnd = 1;
+            pairs(&mut h, 1, 20 * MS); // a lone segment in flight now
+            let sowd = h.cc.lp.smoothed_owd();
+            // It waits 40 ms for the delayed-ACK timer: TSval - TSecr = 60 ms.
+            // Linux takes it: sowd = 20 + 40/8 = 25 ms > 20: an ECI.
+            h.ack_delay = 40 * MS;
+            h.ack(1);
+            let eci = h.cc.lp.early_indications;
             if linux {
-                assert_eq!((e, st.lp.smoothed_owd()), (Eci::Reduce, 25 * MS));
+                assert_eq!((eci, h.cc.lp.smoothed_owd()), (1, 25 * MS));
                 continue;
             }
-            assert_eq!((e, st.lp.smoothed_owd()), (Eci::None, sowd));
+            assert_eq!((eci, h.cc.lp.smoothed_owd()), (0, sowd));
             // A pair whose first segment waited 30 ms for the second: TSval - TSecr
             // = 50 ms, but the newest segment's one-way delay is 20 ms.
-            st.send(1);
-            st.s.now += 30 * MS;
-            st.send(1);
-            assert_eq!(st.ack(2, 20 * MS, 0), Eci::None);
-            assert_eq!(st.lp.smoothed_owd(), sowd);
+            h.ack_delay = 0;
+            h.advance(30 * MS);
+            h.s.cwnd = 2;
+            h.fill();
+            h.ack(2);
+            assert_eq!((h.cc.lp.early_indications, h.cc.lp.smoothed_owd()), (0, sowd));
         }
     }
 

@@ -70,6 +70,9 @@ pub fn utilization(r: &SimResult, rate_bps: f64, from_s: f64, to_s: f64) -> f64 
     bytes as f64 * 8.0 / (n as f64 * rate_bps)
 }
 
+/// Jain's fairness index. The engine computes no metrics (it reports raw
+/// intervals; the summary's metrics live in python/tcpeval/metrics.py, whose
+/// `jain_index` is the one users see), so the Rust tests keep this small copy.
 pub fn jain(x: &[f64]) -> f64 {
     let s: f64 = x.iter().sum();
     let s2: f64 = x.iter().map(|v| v * v).sum();
