@@ -1,10 +1,14 @@
 //! `cargo run --release --example bench [NAME]`: runs the benchmark scenarios, each
 //! in its own child process so that peak memory (VmHWM) is per scenario, and prints
 //! simulated bottleneck packets per wall second.
+//!
+//! `bench --hash`: a hash of the serialised results of a fixed corpus (the
+//! benchmark scenarios and a short lossy run of every algorithm), to check that
+//! an optimisation leaves the output identical (docs/performance.md).
 
 use std::process::Command;
 use std::time::Instant;
-use tcpeval_sim::scenarios::benchmark_set;
+use tcpeval_sim::scenarios::{benchmark_set, dumbbell, with_cc};
 
 fn peak_rss_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -25,7 +29,33 @@ fn run_one(name: &str) {
     println!("{name}\t{}\t{}\t{wall:.3}\t{:.0}\t{:.1}", r.sim.packets, r.sim.events, r.sim.packets as f64 / wall, peak_rss_mib());
 }
 
+/// FNV-1a, 64 bits: stable across builds (unlike std's hasher).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Print the hash of each corpus run's serialised results, then of them all.
+fn hash_corpus() {
+    let mut corpus: Vec<(String, _)> = benchmark_set().into_iter().map(|(n, _, c)| (n.to_string(), c)).collect();
+    for cc in tcpeval_sim::cc::names() {
+        // Lossy and with a small buffer, so recovery and timeouts run too.
+        corpus.push((cc.to_string(), with_cc(dumbbell(100e6, 20, 0.3, 1e-4, 2, 5.0), cc)));
+    }
+    let mut all = Vec::new();
+    for (name, cfg) in corpus {
+        let r = tcpeval_sim::simulate(cfg).expect("valid scenario");
+        let h = fnv1a(&serde_json::to_vec(&r).expect("serialisable"));
+        println!("{name}\t{h:016x}\t{} events", r.sim.events);
+        all.extend(h.to_le_bytes());
+    }
+    println!("all\t{:016x}", fnv1a(&all));
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--hash") {
+        hash_corpus();
+        return;
+    }
     if let Some(name) = std::env::args().nth(1) {
         run_one(&name);
         return;

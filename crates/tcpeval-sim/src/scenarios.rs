@@ -39,7 +39,15 @@ pub fn with_transfers(mut cfg: Config, transfers: u64, size: u64) -> Config {
     cfg
 }
 
-/// The benchmark scenarios of issue 2: (name, description, config).
+/// `cfg` with every flow running `cc`.
+pub fn with_cc(mut cfg: Config, cc: &str) -> Config {
+    for f in &mut cfg.flows {
+        f.cc = cc.to_string();
+    }
+    cfg
+}
+
+/// The benchmark scenarios of issue 2 (and issue 29's CUBIC case, e): (name, description, config).
 pub fn benchmark_set() -> Vec<(&'static str, &'static str, Config)> {
     vec![
         ("a", "2 flows, 100 Mbit/s, 100 ms, 1-BDP buffer, 60 s", dumbbell(100e6, 100, 1.0, 0.0, 2, 60.0)),
@@ -47,5 +55,6 @@ pub fn benchmark_set() -> Vec<(&'static str, &'static str, Config)> {
         ("c", "1 flow, 10 Gbit/s, 12 ms, loss 1e-6, 10 s", dumbbell(10e9, 12, 1.0, 1e-6, 1, 10.0)),
         ("d", "b + 30,000 transfers of 12 kB over the 30 s",
          with_transfers(dumbbell(1e9, 50, 0.2, 0.0, 2, 30.0), 30_000, 12_000)),
+        ("e", "b with CUBIC", with_cc(dumbbell(1e9, 50, 0.2, 0.0, 2, 30.0), "cubic")),
     ]
 }
