@@ -6,7 +6,8 @@ VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.tcpeval-setup
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: setup demo test test-rust test-python browser testbed-deps bench lint validate validate-studies clean
+.PHONY: setup demo test test-rust test-python browser testbed-deps ns2-deps bench crosscheck lint validate \
+	validate-studies clean
 
 setup: $(STAMP)
 
@@ -54,12 +55,30 @@ testbed-deps:
 		--no-install-recommends $$missing) >/dev/null 2>&1 \
 		|| echo "not installed:$$missing (testbed runs will refuse)"; }
 
-# Engine scenarios, criterion benchmarks, then start-up (median wall times of
-# `tcpeval --help` and a short run, next to its simulation time).
-bench: setup
+# ns-2.35 with TCP-Linux (Debian package ns2), the peer of the speed bench and
+# the cross-check. Installed when missing and possible (root with apt);
+# otherwise those skip and say why.
+ns2-deps:
+	@command -v ns >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ns2) \
+		>/dev/null 2>&1 || echo "ns2 not installed: the ns-2 bench and cross-check will skip"; }
+
+# Engine scenarios, criterion benchmarks, start-up (median wall times of
+# `tcpeval --help` and a short run, next to its simulation time), then tcpeval
+# against ns-2 end to end (skipped with the reason when ns is missing).
+bench: setup ns2-deps
 	cargo run --release -q -p tcpeval-sim --example bench
 	cargo bench -p tcpeval-sim --bench scenarios
 	$(VPY) benches/startup.py
+	$(VPY) benches/ns2_speed.py
+
+# The grid of docs/crosscheck.md on tcpeval and ns-2 (30-60 minutes on 2 cores);
+# rewrites that page's generated table. `make crosscheck CROSSCHECK_ARGS=--quick`
+# runs the issue's cells only.
+CROSSCHECK_ARGS ?=
+crosscheck: setup ns2-deps
+	@if command -v ns >/dev/null 2>&1; then $(VPY) -m tcpeval.ns2 crosscheck $(CROSSCHECK_ARGS); \
+	else echo "crosscheck skipped: ns-2 is not installed (Debian package ns2; needs root and apt)"; fi
 
 lint: setup
 	cargo clippy --workspace --all-targets -- -D warnings

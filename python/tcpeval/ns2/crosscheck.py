@@ -1,0 +1,220 @@
+"""The cross-check grid: the same dumbbell cells on tcpeval and on ns-2.35
+TCP-Linux, several seeds each, compared per cell (docs/crosscheck.md).
+
+A cell is one scenario; each seed runs it once on each simulator. Single flows
+compare mean throughput (goal: within +-10%), pairs compare the first flow's
+share of the pair's throughput (goal: within 0.05)."""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+
+from ..errors import ScenarioError
+from .translate import BROKEN_IN_NS2, CC_MODULE
+
+# The algorithms both simulators have (translate.CC_MODULE, one name each).
+ALGORITHMS = ("reno", "highspeed", "bic", "htcp", "scalable", "cubic", "westwood", "vegas",
+              "illinois", "yeah", "compound", "lp")
+RATIO_TOLERANCE = 0.10   # single flows: tcpeval / ns-2 mean within 1 +- 0.10
+SHARE_TOLERANCE = 0.05   # pairs: first flow's share within +-0.05
+# ns-2.35's CUBIC is 2.6.22.6's v2.1: beta 819/1024 and no HyStart (tcp_cubic.c
+# at 2.6.22.6); these tcpeval params ask for the same, the issue's CUBIC cell.
+CUBIC_AS_2622 = {"beta": 0.7998046875, "hystart": False}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One grid point. `kind` is "single" or "pair"; a pair's second flow runs
+    `other` with RTT `other_rtt_ms`."""
+
+    kind: str
+    cc: str
+    rate: str
+    rtt_ms: int
+    buffer_bdp: float
+    loss: float = 0.0
+    other: str | None = None
+    other_rtt_ms: int | None = None
+    params: dict = field(default_factory=dict, hash=False)
+    duration_s: int = 120
+    measure_from_s: int = 20
+    stack: str | None = None
+
+    @property
+    def name(self) -> str:
+        base = f"{self.kind} {self.cc}"
+        if self.params:
+            base += "(" + ",".join(f"{k}={v}" for k, v in sorted(self.params.items())) + ")"
+        if self.other:
+            base += f" vs {self.other} {self.other_rtt_ms}ms"
+        return (f"{base} {self.rate} {self.rtt_ms}ms {self.buffer_bdp:g}bdp"
+                + (f" p={self.loss:g}" if self.loss else ""))
+
+
+def scenario(cell: Cell) -> dict:
+    """The cell as a tcpeval scenario (dict form)."""
+    first = {"cc": cell.cc, "rtt": f"{cell.rtt_ms}ms", "params": dict(cell.params)}
+    flows = [first]
+    if cell.kind == "pair":
+        # Starts spread over one RTT, drawn from the seed, so seeds differ in a
+        # loss-free run (user guide: start_jitter).
+        first["start_jitter"] = f"{cell.rtt_ms}ms"
+        flows.append({"cc": cell.other, "rtt": f"{cell.other_rtt_ms}ms",
+                      "start_jitter": f"{cell.rtt_ms}ms"})
+    run = {"duration": f"{cell.duration_s}s", "measure_from": f"{cell.measure_from_s}s"}
+    if cell.stack is not None:
+        run["stack"] = cell.stack
+    return {"network": {"bottleneck": cell.rate, "rtt": f"{cell.rtt_ms}ms",
+                        "buffer": f"{cell.buffer_bdp:g}bdp", "loss": cell.loss},
+            "flows": flows, "run": run}
+
+
+def default_grid(stack: str | None = None) -> list[Cell]:
+    """The full grid (about 130 cells; 30-60 minutes on 2 cores with 3 seeds)."""
+    cells = []
+    for cc in ALGORITHMS:
+        for rate in ("100Mbps", "1Gbps"):
+            for rtt in (10, 100, 200):
+                cells.append(Cell("single", cc, rate, rtt, 1.0, loss=1e-4))
+        for buf in (0.2, 1.0):
+            cells.append(Cell("pair", cc, "100Mbps", 50, buf, other="reno", other_rtt_ms=50))
+            cells.append(Cell("pair", cc, "100Mbps", 50, buf, other=cc, other_rtt_ms=100))
+        cells.append(Cell("pair", cc, "1Gbps", 50, 1.0, other="reno", other_rtt_ms=50))
+    cells += issue_cells()
+    return _unique([replace(c, stack=stack) for c in cells])
+
+
+def issue_cells() -> list[Cell]:
+    """The cells issue 28 names: 1 Gbit/s, 100 ms, 1 BDP, p = 1e-4 for BIC,
+    Scalable, HighSpeed and CUBIC (also as 2.6.22's CUBIC); Vegas against Reno at
+    100 Mbit/s, 50 ms, 1 BDP."""
+    singles = [Cell("single", cc, "1Gbps", 100, 1.0, loss=1e-4)
+               for cc in ("reno", "bic", "scalable", "highspeed", "cubic")]
+    singles.append(Cell("single", "cubic", "1Gbps", 100, 1.0, loss=1e-4,
+                        params=CUBIC_AS_2622))
+    return singles + [Cell("pair", "vegas", "100Mbps", 50, 1.0, other="reno",
+                           other_rtt_ms=50)]
+
+
+def quick_grid(stack: str | None = None) -> list[Cell]:
+    """The issue's cells plus one 100 Mbit/s single flow per algorithm."""
+    cells = issue_cells() + [Cell("single", cc, "100Mbps", 100, 1.0, loss=1e-4)
+                             for cc in ALGORITHMS]
+    return _unique([replace(c, stack=stack) for c in cells])
+
+
+def _unique(cells: list[Cell]) -> list[Cell]:
+    seen, out = set(), []
+    for c in cells:
+        if c.name not in seen:
+            seen.add(c.name)
+            out.append(c)
+    return out
+
+
+def _metric(cell: Cell, summary: dict) -> float:
+    """Single: the flow's mean throughput (Mbit/s); pair: the first flow's share."""
+    tputs = [f["throughput_mbps"] for f in summary["flows"]]
+    if cell.kind == "single":
+        return tputs[0]
+    total = sum(tputs)
+    return tputs[0] / total if total > 0 else math.nan
+
+
+def run_one(task: tuple[Cell, int, str]) -> tuple[str, int, str, float | str, float]:
+    """One seed of one cell on one simulator: (cell name, seed, simulator,
+    metric or an error line, wall seconds)."""
+    cell, seed, sim = task
+    try:
+        if sim == "ns2":
+            from . import run as ns2_run
+
+            summary = ns2_run(scenario(cell), seed=seed)
+        else:
+            from ..run import run as tc_run
+
+            summary = tc_run(scenario(cell), seed=seed).summary
+    except (ScenarioError, RuntimeError) as e:
+        return cell.name, seed, sim, f"{type(e).__name__}: {e}", 0.0
+    return cell.name, seed, sim, _metric(cell, summary), summary["sim"]["wall_s"]
+
+
+def run_grid(cells: list[Cell], seeds: list[int], workers: int, progress=None) -> dict:
+    """Every (cell, seed, simulator) on a process pool; results by cell name."""
+    tasks = [(c, s, sim) for c in cells for s in seeds for sim in ("tcpeval", "ns2")]
+    # Long tasks first so the pool does not end on one straggler.
+    tasks.sort(key=lambda t: -_cost(t[0]))
+    out: dict[str, dict] = {c.name: {"tcpeval": {}, "ns2": {}, "wall": 0.0} for c in cells}
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for name, seed, sim, value, wall in pool.map(run_one, tasks):
+            out[name][sim][seed] = value
+            out[name]["wall"] += wall
+            if progress:
+                progress(f"{name} seed {seed} {sim}: {value}")
+    return out
+
+
+def _cost(cell: Cell) -> float:
+    rate = 1e9 if cell.rate == "1Gbps" else 1e8
+    return rate * cell.duration_s * (2 if cell.kind == "pair" else 1)
+
+
+def verdict(cell: Cell, tc: list[float], ns: list[float]) -> tuple[float | None, str]:
+    """The cell's comparison value (ratio or share difference) and its verdict."""
+    if CC_MODULE[cell.cc] in BROKEN_IN_NS2 or (cell.other and CC_MODULE[cell.other]
+                                                 in BROKEN_IN_NS2):
+        return _value(cell, tc, ns), "ns-2 module broken"
+    value = _value(cell, tc, ns)
+    if value is None:
+        return None, "no data"
+    if cell.kind == "single":
+        return value, "ok" if abs(value - 1) <= RATIO_TOLERANCE else "miss"
+    return value, "ok" if abs(value) <= SHARE_TOLERANCE else "miss"
+
+
+def _value(cell: Cell, tc: list[float], ns: list[float]) -> float | None:
+    if not tc or not ns:
+        return None
+    a, b = statistics.fmean(tc), statistics.fmean(ns)
+    if cell.kind == "single":
+        return a / b if b > 0 else None
+    return a - b
+
+
+def _fmt(xs: list[float], digits: int) -> str:
+    if not xs:
+        return "-"
+    mean = statistics.fmean(xs)
+    sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
+    return f"{mean:.{digits}f} ± {sd:.{digits}f}"
+
+
+def table(cells: list[Cell], results: dict) -> tuple[list[str], dict[str, int]]:
+    """Markdown rows (one per cell) and the count of each verdict."""
+    rows = ["| cell | stack | tcpeval | ns-2 | ratio / diff | verdict |",
+            "|---|---|---|---|---|---|"]
+    counts: dict[str, int] = {}
+    for c in cells:
+        r = results[c.name]
+        tc = [v for v in r["tcpeval"].values() if isinstance(v, float) and not math.isnan(v)]
+        ns = [v for v in r["ns2"].values() if isinstance(v, float) and not math.isnan(v)]
+        value, word = verdict(c, tc, ns)
+        errors = sorted({v for sim in ("tcpeval", "ns2") for v in r[sim].values()
+                         if isinstance(v, str)})
+        if errors:
+            word = "error: " + errors[0]
+        counts[word.split(":")[0]] = counts.get(word.split(":")[0], 0) + 1
+        digits = 1 if c.kind == "single" else 3
+        shown = "-" if value is None else (f"{value:.2f}" if c.kind == "single"
+                                          else f"{value:+.3f}")
+        rows.append(f"| {c.name} | {c.stack or 'tcpeval default'} | {_fmt(tc, digits)} | "
+                    f"{_fmt(ns, digits)} | {shown} | {word} |")
+    return rows, counts
+
+
+def default_workers() -> int:
+    return max(1, min(2, os.cpu_count() or 1))

@@ -1,0 +1,197 @@
+"""The ns-2.35 TCP-Linux peer: the Tcl translation (pure), its refusals, the
+output parser, the cross-check's verdicts, and one tiny run when `ns` exists."""
+
+import math
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tcpeval.errors import ScenarioError
+from tcpeval.ns2 import crosscheck as cx
+from tcpeval.ns2 import ns_binary, script_for
+from tcpeval.ns2.__main__ import BEGIN, END, _write, main
+from tcpeval.ns2.runner import parse_output, summarize
+from tcpeval.ns2.translate import bottleneck
+
+
+def _scenario(**net) -> dict:
+    network = {"bottleneck": "100Mbps", "rtt": "50ms", "buffer": "1bdp", **net}
+    return {"network": network, "flows": [{"cc": "cubic"}],
+            "run": {"duration": "10s", "measure_from": "2s"}}
+
+
+def _tcl(data: dict, overrides=()) -> str:
+    return script_for(data, overrides)[0].tcl
+
+
+def _value(tcl: str, pattern: str) -> str:
+    m = re.search(pattern, tcl, re.M)
+    assert m, f"no line matches {pattern!r}"
+    return m.group(1)
+
+
+def test_dumbbell_lines():
+    tcl = _tcl(_scenario(loss=1e-3))
+    assert "$ns simplex-link $A $B 100000000 0.0 DropTail" in tcl
+    # 1 BDP = 100 Mbit/s x 50 ms / 1500 B = 416.7 packets, rounded up.
+    assert _value(tcl, r"^\$ns queue-limit \$A \$B (\d+)$") == "417"
+    assert _value(tcl, r"^\$ns duplex-link \$s\(0\) \$A 1000000000 (\S+) DropTail$") == "0.025"
+    assert '"$tcp(0) select_ca cubic"' in tcl
+    assert "$tcp(0) set packetSize_ 1448" in tcl and "tcpip_base_hdr_size_ 52" in tcl
+    assert "$tcp(0) set windowInit_ 10" in tcl
+    assert "new Agent/TCPSink/Sack1/DelAck" in tcl and "$sink(0) set interval_ 0.04" in tcl
+    assert "$em set rate_ 0.001" in tcl and "$ns lossmodel $em $A $B" in tcl
+    assert '$ns at 2.0 "mark from"' in tcl and '$ns at 10.0 "mark end; exit 0"' in tcl
+
+
+def test_no_loss_model_without_loss_and_plain_sink_without_sack():
+    data = _scenario()
+    data["flows"][0].update(sack=False, delayed_ack=False, initial_cwnd=2)
+    tcl = _tcl(data)
+    assert "ErrorModel" not in tcl
+    assert "new Agent/TCPSink]" in tcl and "DelAck" not in tcl
+    assert "$tcp(0) set windowInit_ 2" in tcl
+
+
+def test_params_map_to_the_2_6_22_module():
+    data = _scenario()
+    data["flows"][0]["params"] = {"beta": 0.8, "hystart": False, "fast_convergence": False}
+    tcl = _tcl(data)
+    assert '"$tcp(0) set_ca_param cubic beta 819"' in tcl       # round(0.8 x 1024)
+    assert '"$tcp(0) set_ca_param cubic fast_convergence 0"' in tcl
+    assert "hystart" not in tcl
+
+
+def test_red_defaults_follow_tcpeval():
+    tcl = _tcl(_scenario(queue="red", buffer="300pkt"))
+    assert float(_value(tcl, r"set maxthresh_ (\S+)$")) == 150
+    assert float(_value(tcl, r"set thresh_ (\S+)$")) == 50
+    assert float(_value(tcl, r"set linterm_ (\S+)$")) == pytest.approx(10)
+    assert float(_value(tcl, r"set q_weight_ (\S+)$")) == pytest.approx(
+        1 - math.exp(-1 / (1e8 / 12000)))
+
+
+def test_byte_buffer_counts_bytes():
+    tcl = _tcl(_scenario(buffer="2MB"))
+    assert "queue-in-bytes_ true" in tcl
+    assert _value(tcl, r"^\$ns queue-limit \$A \$B (\d+)$") == "2000000"
+
+
+@settings(max_examples=30, deadline=None)
+@given(rate_mbps=st.integers(1, 10_000), rtt_ms=st.integers(2, 400),
+       share=st.sampled_from([0.2, 0.5, 1.0, 2.0]), delay_ms=st.integers(0, 1))
+def test_buffer_and_delays_follow_the_scenario(rate_mbps, rtt_ms, share, delay_ms):
+    data = _scenario(bottleneck=f"{rate_mbps}Mbps", rtt=f"{rtt_ms}ms",
+                     buffer=f"{share}bdp", bottleneck_delay=f"{delay_ms}ms")
+    script, resolved = script_for(data)
+    tcl = script.tcl
+    bdp_pkts = rate_mbps * 1e6 * rtt_ms / 1e3 / 8 / 1500
+    limit = int(_value(tcl, r"^\$ns queue-limit \$A \$B (\d+)$"))
+    # tcpeval's own packets (rounded up), whatever float rounding it met.
+    assert limit == bottleneck(resolved["network"])["buffer_pkts"]
+    assert share * bdp_pkts - 1e-6 <= limit < share * bdp_pkts + 1 + 1e-6
+    access = float(_value(tcl, r"^\$ns duplex-link \$s\(0\) \$A \d+ (\S+) DropTail$"))
+    hop_delay = float(_value(tcl, r"^\$ns simplex-link \$A \$B \d+ (\S+) DropTail$"))
+    assert 2 * (access + hop_delay) == pytest.approx(rtt_ms / 1e3, abs=1e-9)
+
+
+@pytest.mark.parametrize("override, field", [
+    ("flows.0.cc=fast", "flows[0].cc"),
+    ("flows.0.direction=reverse", "flows[0].direction"),
+    ("flows.0.bytes=1MB", "flows[0].bytes"),
+    ("flows.0.txqueuelen=100", "flows[0].txqueuelen"),
+    ("flows.0.params={hystart=true}", "flows[0].params.hystart"),
+    ("flows.0.params={c=0.4,hystart_detect=2}", "flows[0].params.hystart_detect"),
+    ("network.queue=red", "network.buffer"),
+    ("run.backend=testbed", "run.backend"),
+])
+def test_refusals_name_the_field(override, field):
+    data = _scenario(buffer="2MB")
+    with pytest.raises(ScenarioError, match=re.escape(field) + ".*ns-2 peer"):
+        _tcl(data, [override])
+
+
+def test_refuses_background_udp_and_parking_lot():
+    for extra, field in [({"udp": [{"rate": "10%"}]}, "udp"),
+                         ({"background": {"web": [{"load": 0.1}]}}, "background")]:
+        with pytest.raises(ScenarioError, match=f"^{field}:"):
+            _tcl({**_scenario(), **extra})
+    lot = _scenario()
+    lot["network"] = {"hops": [{"rate": "100Mbps"}, {"rate": "50Mbps"}], "rtt": "50ms"}
+    with pytest.raises(ScenarioError, match="^network.hops:"):
+        _tcl(lot)
+
+
+def test_bad_input_exits_2(capsys, tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('[[flows]]\ncc = "bbr"\n')
+    assert main(["tcl", str(path)]) == 2
+    assert "flows[0].cc" in capsys.readouterr().err
+    assert main(["crosscheck", "--seeds", "x"]) == 2
+    assert "--seeds" in capsys.readouterr().err
+    assert main(["crosscheck", "--match", "no such cell"]) == 2
+
+
+def test_summary_from_output():
+    script, resolved = script_for(_scenario(), ["flows.0.count=2"])
+    out = "\n".join(["cwnd 1.0 10 20", "from 0 1000 5 0", "from 1 500 0 0", "cwnd 2.0 30 40",
+                     "from-q 100 3 150000", "cwnd 3.0 50 60", "end 0 3000 7 1",
+                     "end 1 500 2 0", "end-q 900 4 1150000"])
+    s = summarize(parse_output(out, script), script, resolved["meta"]["logical_flows"], 1, 0.1)
+    first, second = s["flows"]
+    assert first["throughput_mbps"] == pytest.approx(2000 * 1448 * 8 / 8 / 1e6)
+    assert (first["retransmits"], first["retransmits_total"], first["timeouts"]) == (2, 7, 1)
+    assert second["throughput_mbps"] == 0 and second["retransmits"] == 2
+    assert first["mean_cwnd_pkts"] == pytest.approx(40)        # samples at t >= 2 s
+    assert s["bottleneck"]["drops"] == 1
+    assert s["bottleneck"]["utilization"] == pytest.approx(1e6 * 8 / (1e8 * 8))
+    assert s["jain_index"] == pytest.approx(0.5)
+
+
+def test_verdicts():
+    single = cx.Cell("single", "bic", "1Gbps", 100, 1.0, loss=1e-4)
+    assert cx.verdict(single, [105.0, 107.0], [100.0, 100.0]) == (pytest.approx(1.06), "ok")
+    assert cx.verdict(single, [120.0], [100.0])[1] == "miss"
+    pair = cx.Cell("pair", "vegas", "100Mbps", 50, 1.0, other="reno", other_rtt_ms=50)
+    assert cx.verdict(pair, [0.05], [0.21]) == (pytest.approx(-0.16), "miss")
+    assert cx.verdict(pair, [0.20], [0.21])[1] == "ok"
+    lp = cx.Cell("single", "lp", "1Gbps", 100, 1.0, loss=1e-4)
+    assert cx.verdict(lp, [1.0], [2.0])[1] == "ns-2 module broken"
+
+
+def test_every_grid_cell_translates():
+    grid = cx.default_grid()
+    assert len(grid) == len({c.name for c in grid}) > 100
+    for cell in grid:
+        script, _ = script_for(cx.scenario(cell))
+        assert f"select_ca {cx.CC_MODULE[cell.cc]}" in script.tcl
+
+
+def test_crosscheck_page_keeps_hand_written_text(tmp_path):
+    page = tmp_path / "c.md"
+    page.write_text(f"# Title\n\nintro\n\n{BEGIN}\nold\n{END}\n\noutro\n")
+    _write(page, f"{BEGIN}\nnew\n{END}")
+    assert page.read_text() == f"# Title\n\nintro\n\n{BEGIN}\nnew\n{END}\n\noutro\n"
+
+
+@pytest.mark.skipif(ns_binary() is None, reason="ns-2 not installed (Debian package ns2)")
+def test_tiny_run_on_ns2():
+    from tcpeval.ns2 import run
+
+    # A 64 KB window (45 segments of 1448 B) on a 10 Mbit/s, 100 ms path, ACKs
+    # undelayed: one window per RTT, below the link's 83 packets. Serialisation
+    # adds a packet's time at the bottleneck and at the access link. The window
+    # can fill to 44 or 45 segments (both simulators measure 44: 5.02 Mbit/s).
+    data = _scenario(bottleneck="10Mbps", rtt="100ms")
+    data["flows"] = [{"cc": "reno", "max_window": "64KB", "delayed_ack": False}]
+    data["run"] = {"duration": "12s", "measure_from": "2s"}
+    s = run(data)
+    rtt = 0.1 + 1500 * 8 / 10e6 + 1500 * 8 / 100e6
+    per_rtt = s["flows"][0]["throughput_mbps"] * 1e6 * rtt / (1448 * 8)
+    assert 44 * 0.99 < per_rtt < 45 * 1.01
+    assert s["flows"][0]["retransmits_total"] == 0
+    data["flows"].append({"cc": "cubic"})
+    s = run(data)
+    assert s["bottleneck"]["utilization"] > 0.95
