@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from tcpeval.ns2 import ns_binary, script_for
-from tcpeval.ns2.runner import parse_output, summarize
+from tcpeval.ns2.runner import parse_output, run_script, summarize
 
 TCPEVAL = Path(sys.executable).parent / "tcpeval"
 # The issue's two scenarios (issue 29, "Why" and goal 1).
@@ -61,16 +61,12 @@ def time_tcpeval(data: dict, tmp: Path) -> tuple[float, float]:
     return wall, sum(f["throughput_mbps"] for f in summary["flows"])
 
 
-def time_ns2(data: dict, tmp: Path) -> tuple[float, float]:
-    """Wall time of `ns` on the translated script and its aggregate throughput."""
+def time_ns2(data: dict) -> tuple[float, float]:
+    """Wall time of the `ns` process on the translated script and its aggregate
+    throughput."""
     script, resolved = script_for(data)
-    path = tmp / "run.tcl"
-    path.write_text(script.tcl)
-    t0 = time.perf_counter()
-    done = subprocess.run([ns_binary(), str(path)], check=True, capture_output=True,
-                          text=True, cwd=tmp)
-    wall = time.perf_counter() - t0
-    summary = summarize(parse_output(done.stdout, script), script,
+    text, wall = run_script(script)
+    summary = summarize(parse_output(text, script), script,
                         resolved["meta"]["logical_flows"], resolved["seed"], wall)
     return wall, summary["aggregate_mbps"]
 
@@ -91,7 +87,7 @@ def main() -> int:
             tc, ns = [], []
             for _ in range(max(1, args.rounds)):       # alternated: load hits both
                 tc.append(time_tcpeval(data, tmp))
-                ns.append(time_ns2(data, tmp))
+                ns.append(time_ns2(data))
             a = statistics.median(w for w, _ in tc)
             b = statistics.median(w for w, _ in ns)
             print(f"{name:<48} {a:9.2f} {b:8.2f} {b / a:11.1f}x {tc[0][1]:14.1f} "

@@ -43,7 +43,7 @@ def test_dumbbell_lines():
     assert "$tcp(0) set windowInit_ 10" in tcl
     assert "new Agent/TCPSink/Sack1/DelAck" in tcl and "$sink(0) set interval_ 0.04" in tcl
     assert "$em set rate_ 0.001" in tcl and "$ns lossmodel $em $A $B" in tcl
-    assert '$ns at 2.0 "mark from"' in tcl and '$ns at 10.0 "mark end; exit 0"' in tcl
+    assert '$ns at 2.0 "mark from"' in tcl and '$ns at 10.0 "mark end; close $out; exit 0"' in tcl
 
 
 def test_no_loss_model_without_loss_and_plain_sink_without_sack():

@@ -8,7 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .translate import KERNEL_VERSION, Ns2Script
+from .translate import KERNEL_VERSION, RESULTS_FILE, Ns2Script
 
 
 class Ns2Unavailable(RuntimeError):
@@ -21,7 +21,7 @@ def ns_binary() -> str | None:
 
 
 def run_script(script: Ns2Script, timeout_s: float | None = None) -> tuple[str, float]:
-    """Run the script with `ns`; its stdout and the wall time."""
+    """Run the script with `ns`; its results file and the wall time."""
     exe = ns_binary()
     if exe is None:
         raise Ns2Unavailable("ns-2 is not installed (Debian package ns2: `make ns2-deps`)")
@@ -32,10 +32,12 @@ def run_script(script: Ns2Script, timeout_s: float | None = None) -> tuple[str, 
         done = subprocess.run([exe, str(path)], capture_output=True, text=True, cwd=tmp,
                               timeout=timeout_s)
         wall = time.perf_counter() - t0
-    if done.returncode != 0 or "\nend-q " not in "\n" + done.stdout:
+        results = Path(tmp) / RESULTS_FILE
+        text = results.read_text() if results.exists() else ""
+    if done.returncode != 0 or "\nend-q " not in "\n" + text:
         tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
         raise Ns2Unavailable(f"ns exited with code {done.returncode}: " + " | ".join(tail))
-    return done.stdout, wall
+    return text, wall
 
 
 def parse_output(text: str, script: Ns2Script) -> dict:

@@ -245,24 +245,28 @@ def _loss_tcl(loss: float, seed: int) -> list[str]:
             "$ns lossmodel $em $A $B"]
 
 
-# Output: one line per sample, read by runner.parse_output.
-_REPORT = """
-proc mark {tag} {
-    global ns tcp nflows qm
-    for {set i 0} {$i < $nflows} {incr i} {
-        puts "$tag $i [$tcp($i) set ack_] [$tcp($i) set nrexmitpack_] [$tcp($i) set nrexmit_]"
-    }
-    puts "$tag-q [$qm set parrivals_] [$qm set pdrops_] [$qm set bdepartures_]"
-}
-proc sample {k step stop} {
-    global ns tcp nflows
+# Output: one line per sample into RESULTS_FILE, read by runner.parse_output.
+# A file of its own: modules print debug lines to stdout through C's stdio,
+# which interleaves with Tcl's buffered puts mid-line (TCP-LP does).
+RESULTS_FILE = "tcpeval-ns2.out"
+_REPORT = f"""
+set out [open {RESULTS_FILE} w]
+proc mark {{tag}} {{
+    global ns tcp nflows qm out
+    for {{set i 0}} {{$i < $nflows}} {{incr i}} {{
+        puts $out "$tag $i [$tcp($i) set ack_] [$tcp($i) set nrexmitpack_] [$tcp($i) set nrexmit_]"
+    }}
+    puts $out "$tag-q [$qm set parrivals_] [$qm set pdrops_] [$qm set bdepartures_]"
+}}
+proc sample {{k step stop}} {{
+    global ns tcp nflows out
     set line "cwnd [$ns now]"
-    for {set i 0} {$i < $nflows} {incr i} { append line " [$tcp($i) set cwnd_]" }
-    puts $line
+    for {{set i 0}} {{$i < $nflows}} {{incr i}} {{ append line " [$tcp($i) set cwnd_]" }}
+    puts $out $line
     # k x step, not a running sum, so sample times do not drift.
     set next [expr ($k + 1) * $step]
-    if {$next <= $stop} { $ns at $next "sample [expr $k + 1] $step $stop" }
-}
+    if {{$next <= $stop}} {{ $ns at $next "sample [expr $k + 1] $step $stop" }}
+}}
 """
 
 
@@ -294,7 +298,7 @@ def translate(resolved: dict) -> Ns2Script:
     lines += [f"set nflows {len(flows)}", _REPORT,
               f"$ns at {measure_from!r} \"mark from\"",
               f"$ns at {step!r} \"sample 1 {step!r} {duration!r}\"",
-              f"$ns at {duration!r} \"mark end; exit 0\"",
+              f"$ns at {duration!r} \"mark end; close $out; exit 0\"",
               "$ns run"]
     return Ns2Script("\n".join(lines) + "\n", flows, duration, measure_from, step, rate)
 
