@@ -62,19 +62,24 @@ def test_a_partly_run_store_says_so_on_every_figure(smoke_store, tmp_path):
 
 def test_dalton_tables_hold_every_published_cell(tmp_path):
     from tcpeval.studies import dalton2004 as d
+    from tcpeval.studies.protocol import published
 
     rep = d.report({}, "smoke")
-    for table, published in d.PUBLISHED.items():
-        assert len(rep["tables"][table]) == len(published)
+    for table in d.TABLES:
+        rows = published("dalton2004", table)
+        assert len(rep["tables"][table]) == len(rows)
+        assert sorted(rep["tables"][table]["paper_bw_mbps"]) == sorted(r["bw_mbps"] for r in rows)
+    # every published number is compared: bandwidth and cwnd (one cwnd is not printed)
+    assert len(rep["tables"]["agreement"]) == 2 * 57 - 1
 
 
 def test_bhatti_grid_matches_the_paper_design():
     from tcpeval.studies import bhatti2009 as b
 
-    full = b.sweeps("full")
+    full = b.design("full")
     # 16 RTTs x 5 buffers x 5 repetitions x (4 self-fairness + 3 against NewReno)
-    assert len(full) == 16 * 5 * 5 * 7
-    name, doc = full[0]
+    assert len(full.runs()) == 16 * 5 * 5 * 7 and full.seeds == (1, 2, 3, 4, 5)
+    doc = full.cells[0].scenario
     assert doc["flows"][1]["start"] == "60s" and doc["run"]["measure_from"] == "120s"
 
 
@@ -119,14 +124,16 @@ def test_repetitions_of_loss_free_two_flow_cells_are_not_copies():
     from tcpeval.scenario import load_scenario, resolve
     from tcpeval.studies import bhatti2009 as b
     from tcpeval.studies import tengig as t
+    from tcpeval.sweep import plan
 
-    bhatti = dict(b.sweeps("full"))
-    fair = {key: doc for key, doc in t.cells("full")["fair"]}
-    for docs, rtt_s in (([bhatti[f"vs-cubic-25ms-20pct-r{r}"] for r in range(5)], 0.025),
-                        ([fair[("cubic", 0.2, r)] for r in range(5)], 0.0002)):
-        starts = [tuple(f["start_ns"] for f in resolve(load_scenario(d))["flows"]) for d in docs]
+    for study, name, rtt_s in ((b, "vs-cubic-25ms-20pct", 0.025), (t, "fair-cubic-0.2", 0.0002)):
+        d = study.design("full")
+        cell, = [c for c in d.cells if c.name == name]
+        runs = plan(d.sweep(cell)).runs
+        starts = [tuple(f["start_ns"] for f in r.resolved["flows"]) for r in runs]
         assert len(set(starts)) == 5
-        plain = {**docs[0], "flows": [{**f, "start_jitter": "0s"} for f in docs[0]["flows"]]}
+        doc = cell.scenario
+        plain = {**doc, "flows": [{**f, "start_jitter": "0s"} for f in doc["flows"]]}
         nominal = [f["start_ns"] for f in resolve(load_scenario(plain))["flows"]]
         assert all(0 <= s - n < rtt_s * 1e9
                    for run in starts for s, n in zip(run, nominal, strict=True))
@@ -134,11 +141,14 @@ def test_repetitions_of_loss_free_two_flow_cells_are_not_copies():
 
 def test_dalton_cells_match_the_paper_design():
     from tcpeval.studies import dalton2004 as d
+    from tcpeval.studies.protocol import published
 
-    cells = d.runs("full")
-    assert len(cells["table1"]) == 9 and len(cells["table4"]) == 24
-    assert set(k for k, _ in cells["table4"]) == set(d.PUBLISHED["table4"])
-    (key, doc), = [(k, doc) for k, doc in cells["table5"] if k == (4, "reno")]
+    cells = d.design("full").cells
+    by_table = {t: [c for c in cells if c.axes["table"] == t] for t in d.TABLES}
+    assert len(by_table["table1"]) == 9 and len(by_table["table4"]) == 24
+    assert {tuple(c.axes.values())[1:] for c in by_table["table4"]} == \
+        {(r["buffer_pkts"], r["queue"], r["cc"]) for r in published("dalton2004", "table4")}
+    doc, = [c.scenario for c in by_table["table5"] if c.name == "table5-4-reno"]
     assert [f.get("direction", "forward") for f in doc["flows"]] == ["forward", "reverse"]
     assert [f["count"] for f in doc["flows"]] == [2, 2]
 

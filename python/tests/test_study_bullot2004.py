@@ -14,7 +14,7 @@ from tcpeval.studies import bullot2004 as b
 
 @pytest.fixture(scope="module")
 def full():
-    return b.cells("full")
+    return {c.name: c.scenario for c in b.design("full").cells}
 
 
 def test_paths_are_the_papers(full):
@@ -78,14 +78,15 @@ def test_derived_buffers_and_cross_loads():
     # 64 KiB / RTT per flow: 52.4, 7.49, 3.08 Mbit/s; 212.1 / 52.4 -> 4, 47.6 / 7.49 -> 6,
     # 128.8 / 3.08 -> 42.
     assert [p.cross_flows for p in b.PATHS.values()] == [4, 6, 42]
-    ll = b.cells("full")["t1-long-s1-reno"]["background"]["long_lived"][0]
+    ll = {c.name: c.scenario for c in b.design("full").cells}["t1-long-s1-reno"][
+        "background"]["long_lived"][0]
     assert (ll["count"], ll["window"]) == (42, "65536B")
 
 
 @pytest.mark.parametrize("profile", list(b.PROFILES))
 def test_every_cell_is_a_valid_scenario(profile):
-    for _, doc in b.sweeps(profile)[:: 7 if profile == "full" else 1]:
-        load_scenario(doc)  # raises on any invalid field
+    for cell in b.design(profile).cells[:: 7 if profile == "full" else 1]:
+        load_scenario(cell.scenario)  # raises on any invalid field
 
 
 def test_published_numbers_fill_every_table_cell():
@@ -98,6 +99,10 @@ def test_published_numbers_fill_every_table_cell():
     assert t["table3_asymmetry"].filter(like="paper").notna().all(axis=None)
     assert len(t["table3_asymmetry"]) == 4 and len(t["table4_reverse"]) == 7
     assert len(t["stability_by_size"]) == 6
+    # every published number has a row of the agreement table: Table 1's 72 cells
+    # and 40 summary entries, 6 stability means, Table 2's 63 + 14, Table 3's 28,
+    # Table 4's 14
+    assert len(t["agreement"]) == 72 + 40 + 6 + 77 + 28 + 14
     assert set(rep["figures"]) == {"fig1_throughput", "fig2_bic_sinusoidal_udp",
                                    "fig3_stability_by_path", "fig4_stability_udp",
                                    "fig5_intra_ufl"}
@@ -113,21 +118,23 @@ PAPER_SUMMARY_MISMATCHES = {
 
 
 def test_published_table1_summary_rows_follow_from_its_cells():
+    pub = b.published_tables()
     rows = [{"path": p, "size": s, "stack": k, "mbps": v[0]}
-            for (p, s), cells in b.PUBLISHED_T1.items() for k, v in cells.items()]
+            for (p, s), cells in pub["t1"].items() for k, v in cells.items()]
     ours = b.table1_summary(pd.DataFrame(rows)).set_index("stack")
-    for name, published in b.PUBLISHED_T1_SUMMARY.items():
+    for name, published in pub["t1_summary"].items():
         for stack, value in published.items():
             agrees = ours.loc[stack, name] == pytest.approx(value, abs=1.5)
             assert agrees != ((name, stack) in PAPER_SUMMARY_MISMATCHES), (name, stack)
 
 
 def test_published_average_rows_follow_from_their_cells():
+    pub = b.published_tables()
     for s in b.ADVANCED:
-        per_path = [b.PUBLISHED_T3[p][s] for p in b.PATHS]
-        assert sum(per_path) / 3 == pytest.approx(b.PUBLISHED_T3["avg"][s], abs=0.01)
-        jain = [b.PUBLISHED_T2[k][s] for k in b.PUBLISHED_T2]
-        assert sum(jain) / 9 == pytest.approx(b.PUBLISHED_T2_SUMMARY["avg"][s], abs=0.011)
+        per_path = [pub["t3"][p][s] for p in b.PATHS]
+        assert sum(per_path) / 3 == pytest.approx(pub["t3"]["avg"][s], abs=0.01)
+        jain = [pub["t2"][k][s] for k in pub["t2"]]
+        assert sum(jain) / 9 == pytest.approx(pub["t2_summary"]["avg"][s], abs=0.011)
 
 
 def test_table1_summary_by_hand():

@@ -19,7 +19,7 @@ def test_full_grid_is_the_papers_design():
     assert set(p["protocols"]) == {"bic", "cubic", "fast", "highspeed", "htcp", "scalable",
                                    "reno"}
     assert tuple(p["rtts"]) == (16, 42, 82, 162, 324)
-    full = dict(h.sweeps("full"))
+    full = {c.name: c.scenario for c in h.design("full").cells}
     # Distinct runs, by hand: 7 protocols x 5 RTTs x 2 settings of intra-protocol
     # pairs (70); RTT fairness at the 4 RTTs other than the fixed 162 ms (56);
     # 6 variants against Reno (60); the 2 Mbyte buffer where it differs from the
@@ -45,7 +45,7 @@ def test_background_runs_both_ways_with_64kb_windows():
 
 
 def test_pair_designs():
-    full = dict(h.sweeps("full"))
+    full = {c.name: c.scenario for c in h.design("full").cells}
     rtt = full["rtt-fast-16ms-with"]
     assert [f["rtt"] for f in rtt["flows"]] == ["162ms", "16ms"]
     assert [f["cc"] for f in full["friendly-scalable-42ms-without"]["flows"]] == ["scalable",
@@ -84,11 +84,13 @@ def test_every_statement_of_section_4_has_a_row_with_the_texts_numbers():
     t = h.claims_table({k: pd.DataFrame() for k in ("intra_protocol", "rtt_fairness",
                                                      "tcp_friendliness", "utilization_2mb")},
                        h.PROFILES["full"])
-    assert sorted(set(t["figure"])) == ["2", "3", "4", "5", "6", "7", "8", "9"]
+    assert sorted({c["figure"] for c in h.claims()}) == [2, 3, 4, 5, 6, 7, 8, 9]
+    assert set(t["source"]) >= {"section 4.1, Fig. 2", "section 4.6, Fig. 9"}
+    assert {c["id"] for c in h.claims()} == set(h.measures(h.PROFILES["full"]))
     # The numbers the text states: Reno above 90%, H-TCP down to 75%, FAST near 1.0,
     # utilisation close to 100%.
-    assert {0.90, 0.75, 1.0} <= set(t["published"].dropna())
-    assert t["ours"].isna().all() and t["holds"].isna().all()
+    assert {"> 0.9", "0.75", ">= 0.95", "1"} <= set(t["paper"])
+    assert t["ours"].isna().all() and t["agrees"].isna().all()
 
 
 def _flows(start2, x1, x2):
@@ -144,25 +146,25 @@ def test_claims_are_judged_on_the_numbers():
                         (16, "with", 0.99), (82, "with", 0.99), (324, "with", 0.96))])
     tables = {"intra_protocol": intra, "rtt_fairness": pd.DataFrame(),
               "tcp_friendliness": pd.DataFrame(), "utilization_2mb": pd.DataFrame()}
-    t = h.claims_table(tables, h.PROFILES["full"]).set_index("claim")
+    t = h.claims_table(tables, h.PROFILES["full"]).set_index("quantity")
     reno = t.loc[[c for c in t.index if c.startswith("Reno's utilisation")][0]]
-    assert reno["ours"] == 0.88 and reno["holds"] == 0.0  # 82 ms is below 90%
+    assert reno["ours"] == 0.88 and not reno["agrees"]  # 82 ms is below 90%
     full = t.loc[[c for c in t.index if c.startswith("With background, utilisation")][0]]
-    assert full["ours"] == 0.96 and full["holds"] == 1.0
-    # Never converged with or without: both count as 470 s, no change.
+    assert full["ours"] == 0.96 and full["agrees"]
+    # Never converged with or without: both count as 470 s, no change (not faster).
     conv = t.loc[[c for c in t.index if c.startswith("Reno converges")][0]]
-    assert conv["ours"] == 0.0 and conv["holds"] == 0.0
+    assert conv["ours"] == 0.0 and not conv["agrees"]
 
 
-@pytest.mark.parametrize("drop,holds", [(0.01, 0.0), (0.1, 1.0)])
+@pytest.mark.parametrize("drop,holds", [(0.01, False), (0.1, True)])
 def test_considerably_lower_needs_a_real_drop(drop, holds):
     """'Considerably lower with background' needs a mean fall of Jain's index of
-    at least CONSIDERABLE, not any fall."""
+    at least 0.05 (claims.csv), not any fall."""
     rtt = pd.DataFrame([{"protocol": "fast", "rtt_ms": r, "background": s,
                          "jain": 0.98 - (drop if s == "with" else 0.0)}
                         for r in (16, 82) for s in ("without", "with")])
     tables = {"intra_protocol": pd.DataFrame(), "rtt_fairness": rtt,
               "tcp_friendliness": pd.DataFrame(), "utilization_2mb": pd.DataFrame()}
-    t = h.claims_table(tables, h.PROFILES["full"]).set_index("claim")
+    t = h.claims_table(tables, h.PROFILES["full"]).set_index("quantity")
     row = t.loc[[c for c in t.index if c.startswith("FAST's RTT fairness index is")][0]]
-    assert row["ours"] == pytest.approx(-drop) and row["holds"] == holds
+    assert row["ours"] == pytest.approx(-drop) and row["agrees"] == holds

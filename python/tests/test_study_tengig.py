@@ -8,30 +8,40 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tcpeval.runkey import run_key
 from tcpeval.scenario import load_scenario, resolve
 from tcpeval.studies import tengig as t
+from tcpeval.studies.protocol import published
+from tcpeval.sweep import derive_seed, plan
+
+
+def _runs(profile="full"):
+    """kind -> [(axes, repetition, run name, scenario)]."""
+    out = {}
+    for name, cell, rep in t.design(profile).runs():
+        out.setdefault(cell.axes["kind"], []).append((cell.axes, rep, name, cell.scenario))
+    return out
 
 
 def test_full_grid_is_the_papers_table_ii():
-    c = t.cells("full")
+    c = _runs()
     # 6 variants x 4 RTTs x 7 drop rates x 5 repetitions; 6 self pairs; 5 against
     # Reno; 11 convergence pairs: 840 + 120 + 100 + 220 = 1,280 runs.
     assert {k: len(v) for k, v in c.items()} == {"single": 840, "fair": 120, "compat": 100,
                                                  "conv": 220}
-    assert len({name for name, _ in t.sweeps("full")}) == 1280
-    assert {k[1] for k, _ in c["single"]} == {0.2, 6.2, 12.2, 24.2}
-    assert {k[2] for k, _ in c["single"]} == {0.0, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2}
-    assert {k[0] for k, _ in c["single"]} == {"reno", "scalable", "highspeed", "bic", "cubic",
-                                              "htcp"}
-    assert all(doc["run"]["duration"] == "900s" for _, doc in t.sweeps("full"))
-    assert {k[1] for k, _ in c["conv"]} == {"reno", "scalable", "highspeed", "bic", "cubic",
-                                            "htcp"}
+    assert len({name for name, *_ in t.design("full").runs()}) == 1280
+    assert {a["rtt_ms"] for a, *_ in c["single"]} == {0.2, 6.2, 12.2, 24.2}
+    assert {a["drop_rate"] for a, *_ in c["single"]} == {0.0, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2}
+    assert {a["variant"] for a, *_ in c["single"]} == set(t.VARIANTS)
+    assert all(doc["run"]["duration"] == "900s" for *_, doc in c["single"])
+    assert {a["second"] for a, *_ in c["conv"]} == set(t.VARIANTS)
 
 
 def test_runs_resolve_to_the_papers_path():
-    (key, doc), = [(k, d) for k, d in t.cells("full")["single"] if k == ("cubic", 6.2, 1e-4, 0)]
+    doc, = [d for a, rep, _, d in _runs()["single"]
+            if (a["variant"], a["rtt_ms"], a["drop_rate"], rep) == ("cubic", 6.2, 1e-4, 0)]
     r = resolve(load_scenario(doc))
-    assert r["network"]["bottleneck_rate_bps"] == 10e9
+    assert r["network"]["hops"][0]["rate_bps"] == 10e9
     # 10 Gbit/s x 6.2 ms / 8 = 7,750,000 B = 5039.01 frames of 1538 B, rounded up.
     assert doc["network"]["buffer"] == "5040pkt"
     flow = doc["flows"][0]
@@ -48,35 +58,37 @@ def test_buffer_and_loss_rules():
 
 
 def test_pairs_start_together_and_convergence_flows_later():
-    c = t.cells("full")
-    _, fair = c["fair"][0]
-    _, conv = c["conv"][0]
+    c = _runs()
+    fair, conv = c["fair"][0][-1], c["conv"][0][-1]
     assert [f["start"] for f in fair["flows"]] == ["0s", "0s"]
     assert [f["start"] for f in conv["flows"]] == ["0s", "60s"]
-    assert all(d["flows"][1]["cc"] == "reno" for _, d in c["compat"])
+    assert all(d["flows"][1]["cc"] == "reno" for *_, d in c["compat"])
     assert conv["run"]["interval"] == "0.1s"
 
 
 def test_repetitions_differ_by_seed_only():
-    c = t.cells("full")["fair"]
-    seeds = {k[2]: d["run"]["seed"] for k, d in c if k[:2] == ("bic", 12.2)}
-    assert len(set(seeds.values())) == 5
-    assert all(d["run"]["seed"] == seeds[k[2]] for k, d in c)   # common across cells
-    assert "5 repetition(s)" in t.run_note("full")
-    assert all(str(s) in t.run_note("full") for s in seeds.values())
+    """Repetition r runs with the sweep's derived seed for r in every cell, also
+    with one repetition (as the stored runs were made)."""
+    d = t.design("full")
+    assert d.seeds == tuple(derive_seed(1, r) for r in range(5)) and len(set(d.seeds)) == 5
+    assert t.design("smoke").seeds == (derive_seed(1, 0),)
+    runs = plan(d.sweep(d.cells[0])).runs
+    assert [r.seed for r in runs] == list(d.seeds)
+    assert len({run_key({**r.resolved, "seed": 0}) for r in runs}) == 1
 
 
 def test_every_published_number_has_a_cell_in_the_full_design():
-    c = t.cells("full")
-    singles = {(v, r, p) for (v, r, p, _), _ in c["single"]}
-    fair = {(v, r) for (v, r, _), _ in c["fair"]}
-    for table, v, rtt, drop, metric, low, high in t.PUBLISHED:
-        assert low <= high, (table, v, metric)
-        if table == "fairness":
-            assert (v, rtt) in fair
+    c = _runs()
+    singles = {(a["variant"], a["rtt_ms"], a["drop_rate"]) for a, *_ in c["single"]}
+    fair = {(a["variant"], a["rtt_ms"]) for a, *_ in c["fair"]}
+    rows = published("tengig", "published")
+    assert len(rows) == 99
+    for r in rows:
+        if r["table"] == "fairness":
+            assert (r["variant"], r["rtt_ms"]) in fair
         else:
-            for variant in v.split("/"):
-                assert (variant, rtt, drop) in singles, (table, v, rtt, drop)
+            for variant in r["variant"].split("/"):
+                assert (variant, r["rtt_ms"], r["drop_rate"]) in singles, r
 
 
 def _synthetic_tables():
@@ -90,27 +102,21 @@ def _synthetic_tables():
     return {"responsiveness": df, "efficiency": df, "fairness": pairs}
 
 
-def test_published_table_fills_every_row_from_full_tables():
-    pub = t.published_vs_ours(_synthetic_tables())
-    assert len(pub) == len(t.PUBLISHED) and pub["ours"].notna().all()
-    ratio = pub[pub["table"] == "ratio"]
-    assert (ratio["ours"] == 1.0).all()
+def test_agreement_fills_every_row_from_full_tables():
+    pub = t.agreement(_synthetic_tables())
+    assert len(pub) == 99 and pub["ours"].notna().all()
+    ratio = pub[pub["quantity"].str.startswith("ratio")]
+    assert len(ratio) == 2 and (ratio["ours"] == 1.0).all()
     # each number says how many runs back it; a ratio the fewer of its two variants'
-    assert (ratio["runs"] == 4).all() and (pub.loc[pub["table"] == "fairness", "runs"] == 3).all()
-    cubic = pub[(pub["variant"] == "cubic") & (pub["table"] == "responsiveness")]
+    assert (ratio["runs"] == 4).all()
+    assert (pub.loc[pub["quantity"].str.startswith("fairness"), "runs"] == 3).all()
+    cubic = pub[pub["quantity"].str.startswith("responsiveness: cubic")]
     assert len(cubic) and (cubic["runs"] == 5).all()
-    assert set(pub["paper"]) >= {">= 9.48", "8.3", "<= 1", "9.29-9.42"}
-
-
-def test_agreement_rule():
-    assert t.agrees(8.0, 8.3, 8.3) and not t.agrees(7.0, 8.3, 8.3)
-    assert t.agrees(9.0, 9.48, math.inf) and not t.agrees(8.0, 9.48, math.inf)
-    assert t.agrees(1.05, 0.0, 1.0) and not t.agrees(1.2, 0.0, 1.0)
-    assert t.agrees(math.nan, 1.0, 1.0) is None
-    # Jain's index by an absolute 0.03: 0.891 is within 10% of 0.96 but not fair alike
-    assert t.agrees(0.93, 0.96, 0.989, "jain") and t.agrees(1.0, 0.989, 0.989, "jain")
-    assert not t.agrees(0.891, 0.96, 0.989, "jain") and t.agrees(0.891, 0.96, 0.989)
-    assert not t.agrees(1.0, 0.96, 0.96, "jain")
+    assert set(pub["paper"]) >= {">= 9.48", "8.3", "<= 1", "9.29..9.42"}
+    # Jain's index is judged within 0.03, every other number within 10%
+    jain = pub["quantity"].str.contains("jain")
+    assert (pub.loc[jain, "tolerance"] == "0.03").all()
+    assert (pub.loc[~jain, "tolerance"] == "10%").all()
 
 
 def test_responsiveness_and_efficiency_statistics():
@@ -174,7 +180,7 @@ def test_never_converging_flow():
 def test_report_of_a_store_with_no_finished_runs_has_every_table_and_figure():
     rep = t.report({}, "smoke", flows_of=None)
     assert set(rep["tables"]) == {"responsiveness", "efficiency", "fairness", "compatibility",
-                                  "convergence", "published_vs_ours"}
+                                  "convergence", "agreement"}
     assert all(len(df) == 0 for df in rep["tables"].values())
     # One efficiency figure per RTT of the profile (0.2 and 6.2 ms: Figures 4b, 5b).
     assert {"fig4b_efficiency_0.2ms", "fig5b_efficiency_6.2ms"} <= set(rep["figures"])

@@ -16,6 +16,8 @@ eq. 7); Linux-style senders (SACK, delayed ACKs) as the testbed's Linux hosts.
 from __future__ import annotations
 
 from .._lazy import LazyModule
+from . import protocol
+from .protocol import Cell, Design
 
 # Imported on first use (see LazyModule).
 np = LazyModule("numpy")
@@ -40,25 +42,13 @@ PROFILES = {
     "full": {"rtts": list(range(25, 401, 25)), "buffers": [20, 40, 60, 80, 100],
              "duration": 300, "start2": 60, "from": 120, "reps": 5},
 }
-# The paper's figure captions: (min, mean, max, stddev or None) per variant.
-PUBLISHED = {
-    "self_flow2_mbps": {"newreno": (8.1, 25.7, 49.4, None), "bic": (8.6, 31.5, 50.1, None),
-                        "cubic": (8.6, 31.8, 53.1, None), "compound": (7.1, 31.6, 50.9, None)},
-    "flow2_nru_db": {"newreno": (-3.14, -0.36, 1.55, 0.75), "bic": (-1.50, 1.55, 2.58, 0.88),
-                     "cubic": (-1.00, 1.63, 2.56, 0.70), "compound": (-1.28, 1.66, 2.60, 0.75)},
-    "system_nru_db": {"newreno": (-0.73, -0.16, 0.18, 0.14), "bic": (-2.91, -0.91, 0.89, 0.90),
-                      "cubic": (-2.77, -0.70, 0.91, 0.81),
-                      "compound": (-2.98, -0.74, 0.99, 0.86)},
-}
+# The paper's figure captions (min, mean, max and, for the NRU, the std per
+# variant) are in data/bhatti2009/captions.csv. A throughput agrees within 10%;
+# an NRU in dB within 0.41 dB, the same 10% as a ratio (10 log10 1.1).
+STATS = ("min", "mean", "max", "std")
 
 
-def run_note(profile: str) -> str:
-    reps = PROFILES[profile]["reps"]
-    return f"{reps} repetition(s) per cell, seeds 1-{reps}" if reps > 1 else \
-        "one repetition per cell, seed 1"
-
-
-def _doc(p: dict, flow1: str, flow2: str, rtt: int, buf: int, rep: int) -> dict:
+def _doc(p: dict, flow1: str, flow2: str, rtt: int, buf: int) -> dict:
     return {
         "network": {"bottleneck": "100Mbps", "rtt": f"{rtt}ms", "buffer": f"{buf}%bdp"},
         # Each flow starts within one RTT of its nominal time, drawn from the
@@ -67,26 +57,33 @@ def _doc(p: dict, flow1: str, flow2: str, rtt: int, buf: int, rep: int) -> dict:
         "flows": [{"cc": flow1, "start": "0s", "start_jitter": f"{rtt}ms"},
                   {"cc": flow2, "start": f"{p['start2']}s", "start_jitter": f"{rtt}ms"}],
         "run": {"duration": f"{p['duration']}s", "measure_from": f"{p['from']}s",
-                "interval": "1s", "trace_interval": "1s", "seed": 1 + rep},
+                "interval": "1s", "trace_interval": "1s"},
     }
 
 
-def _cell(kind: str, variant: str, rtt: int, buf: int, rep: int) -> str:
-    return f"{kind}-{variant}-{rtt}ms-{buf}pct-r{rep}"
+def _cell(kind: str, variant: str, rtt: int, buf: int) -> str:
+    return f"{kind}-{variant}-{rtt}ms-{buf}pct"
 
 
-def sweeps(profile: str) -> list[tuple[str, dict]]:
+def _run(kind: str, variant: str, rtt: int, buf: int, rep: int) -> str:
+    return _cell(kind, variant, rtt, buf) + f"-r{rep}"
+
+
+def design(profile: str) -> Design:
+    """self: both flows of one variant (the NRU weights); vs: NewReno as flow 1,
+    the variant as flow 2. Repetition r runs with seed 1 + r in every cell
+    ("self-cubic-25ms-20pct-r0")."""
     p = PROFILES[profile]
-    out = []
+    cells = []
     for rtt in p["rtts"]:
         for buf in p["buffers"]:
-            for rep in range(p["reps"]):
-                for v in VARIANTS:
-                    out.append((_cell("self", v, rtt, buf, rep), _doc(p, v, v, rtt, buf, rep)))
-                    if v != BASELINE:
-                        out.append((_cell("vs", v, rtt, buf, rep),
-                                    _doc(p, BASELINE, v, rtt, buf, rep)))
-    return out
+            for v in VARIANTS:
+                for kind, flow1 in (("self", v), ("vs", BASELINE)):
+                    if kind == "self" or v != BASELINE:
+                        cells.append(Cell(_cell(kind, v, rtt, buf), _doc(p, flow1, v, rtt, buf),
+                                          {"kind": kind, "variant": v, "rtt_ms": rtt,
+                                           "buffer_pct_bdp": buf}))
+    return Design(cells, seeds=tuple(range(1, p["reps"] + 1)), rep_name="-r{rep}")
 
 
 def _series(flows: pd.DataFrame, flow: int, start: float) -> np.ndarray:
@@ -102,14 +99,13 @@ def report(results: dict[str, dict], profile: str, flows_of) -> dict:
             for rep in range(p["reps"]):
                 cal = {}
                 for v in VARIANTS:
-                    name = _cell("self", v, rtt, buf, rep)
+                    name = _run("self", v, rtt, buf, rep)
                     if name in results:
                         cal[v] = float(_series(flows_of(name), 1, p["from"]).mean())
                 for v in VARIANTS:
                     row = {"variant": v, "rtt_ms": rtt, "buffer_pct_bdp": buf, "rep": rep,
                            "self_flow2_mbps": cal.get(v)}
-                    name = _cell("vs", v, rtt, buf, rep) if v != BASELINE else \
-                        _cell("self", v, rtt, buf, rep)
+                    name = _run("vs" if v != BASELINE else "self", v, rtt, buf, rep)
                     if name in results and cal.get(v) and cal.get(BASELINE):
                         f = flows_of(name)
                         nru2 = metrics.flow_nru(_series(f, 1, p["from"]), cal[v])
@@ -119,12 +115,14 @@ def report(results: dict[str, dict], profile: str, flows_of) -> dict:
                     rows.append(row)
     grid = _grid(pd.DataFrame(rows))
     stats = _caption_stats(grid)
+    agree = agreement(stats)
     figures = {f"fig{n}_{col}": _heatmaps(grid, col, label)
                for n, col, label in ((3, "self_flow2_mbps", "flow 2 throughput, self (Mbit/s)"),
                                      (4, "flow2_nru_db", "flow-NRU of flow 2 (dB)"),
                                      (5, "system_nru_db", "system-NRU (dB)"))}
-    return {"tables": {"grid": grid, "caption_stats": stats}, "figures": figures,
-            "notes": [__doc__.split("\n\n", 1)[0]]}
+    return {"tables": {"grid": grid, "caption_stats": stats, "agreement": agree},
+            "figures": figures,
+            "notes": [__doc__.split("\n\n", 1)[0], protocol.agreement_note(agree)]}
 
 
 def _grid(rows: pd.DataFrame) -> pd.DataFrame:
@@ -139,21 +137,40 @@ def _grid(rows: pd.DataFrame) -> pd.DataFrame:
     return grid.reset_index()
 
 
+def _captions() -> dict[tuple[str, str], dict]:
+    return {(r["variant"], r["metric"]): r for r in protocol.published(NAME, "captions")}
+
+
 def _caption_stats(grid: pd.DataFrame) -> pd.DataFrame:
     """Min, mean, max and std of each figure's values per variant (the captions),
     and rep_std: the typical spread of one cell over its repetitions (the mean of
     the cells' std over repetitions), to read the differences against."""
+    pub = _captions()
     out = []
     for v, g in grid.groupby("variant"):
         for col in METRICS:
             x = g[col].dropna()
             if len(x):
-                pub = PUBLISHED[col][v]
+                paper = pub[(v, col)]
                 out.append({"variant": v, "metric": col, "min": x.min(), "mean": x.mean(),
                             "max": x.max(), "std": x.std(ddof=0),
-                            "rep_std": g[f"{col}_rep_std"].mean(), "paper_min": pub[0],
-                            "paper_mean": pub[1], "paper_max": pub[2], "paper_std": pub[3]})
+                            "rep_std": g[f"{col}_rep_std"].mean(),
+                            **{f"paper_{s}": paper[s] for s in STATS}})
     return pd.DataFrame(out)
+
+
+def agreement(stats: pd.DataFrame) -> pd.DataFrame:
+    """Every caption number beside ours (the same statistic over our grid)."""
+    ours = stats.set_index(["variant", "metric"]) if len(stats) else None
+    rows = []
+    for (v, col), paper in _captions().items():
+        have = ours is not None and (v, col) in ours.index
+        for stat in STATS:
+            if paper[stat] is not None:
+                rows.append(protocol.compare(
+                    f"{col} {v}: {stat} over the grid", paper["source"], paper[stat],
+                    ours.loc[(v, col), stat] if have else None, paper["tolerance"]))
+    return protocol.agreement(rows)
 
 
 def _heatmaps(grid: pd.DataFrame, col: str, label: str):

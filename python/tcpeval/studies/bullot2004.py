@@ -29,11 +29,14 @@ quick (120 s runs; UDP and intra-protocol runs at size 3 only).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from itertools import combinations
 
 from .._lazy import LazyModule
+from . import protocol
+from .protocol import Cell, Design
 
 # Imported on first use (see LazyModule).
 np = LazyModule("numpy")
@@ -108,76 +111,49 @@ PROFILES = {
 
 # ----- published numbers ------------------------------------------------------------------
 
-_T1_ROWS = {  # (path, size): Table 1 row in STACKS order, (mean, std) Mbit/s
-    ("short", 1): [(238, 15), (395, 33), (226, 14), (233, 13), (225, 17), (238, 16), (233, 25),
-                   (236, 18)],
-    ("short", 2): [(361, 44), (412, 18), (378, 41), (409, 27), (307, 31), (372, 35), (338, 48),
-                   (374, 51)],
-    ("short", 3): [(374, 53), (434, 17), (429, 58), (413, 58), (284, 37), (382, 41), (373, 34),
-                   (381, 51)],
-    ("medium", 1): [(129, 26), (451, 32), (109, 18), (136, 12), (136, 15), (134, 13), (140, 14),
-                    (141, 18)],
-    ("medium", 2): [(294, 110), (428, 71), (300, 108), (339, 101), (431, 91), (387, 52),
-                    (348, 76), (382, 120)],
-    ("medium", 3): [(274, 115), (441, 52), (281, 117), (348, 96), (387, 95), (404, 34), (351, 56),
-                    (356, 118)],
-    ("long", 1): [(97, 38), (268, 94), (170, 20), (163, 33), (171, 15), (165, 26), (172, 13),
-                  (87, 61)],
-    ("long", 2): [(78, 41), (232, 74), (320, 65), (282, 113), (330, 52), (277, 92), (323, 64),
-                  (118, 111)],
-    ("long", 3): [(182, 66), (212, 83), (459, 71), (262, 195), (368, 161), (416, 100), (439, 129),
-                  (94, 113)],
-}
-PUBLISHED_T1 = {k: dict(zip(STACKS, v, strict=True)) for k, v in _T1_ROWS.items()}
-# Table 1's summary rows: averages per size over the three paths; sizes 2 & 3.
-PUBLISHED_T1_SUMMARY = {
-    name: dict(zip(STACKS, row, strict=True)) for name, row in {
-        "avg size 1": (154, 371, 178, 177, 177, 179, 185, 155),
-        "avg size 2": (244, 357, 384, 343, 356, 345, 336, 292),
-        "avg size 3": (277, 362, 422, 341, 346, 367, 388, 277),
-        "avg sizes 2&3": (261, 360, 403, 342, 351, 356, 362, 294),
-        "std sizes 2&3": (113, 107, 49, 53, 54, 49, 41, 125),
-    }.items()}
+# In data/bullot2004/: table1.csv (mean and std Mbit/s per path, size and stack),
+# table1_summary.csv (its averages per size over the paths, sizes 2 & 3),
+# table2.csv and table2_summary.csv (intra-protocol Jain index), table3.csv (average
+# asymmetry per path), table4.csv (with and without reverse traffic, +-) and
+# stability.csv (section 4.6: stability index over all stacks and paths).
+# Tolerances: a Jain index agrees within 0.03 (tengig's reasoning: 10% of an index
+# in [1/2, 1] spans most of its range); an asymmetry in [-1, 1] within 0.1; a
+# Table 4 throughput within the paper's own +-; anything else within 10%.
+TOLERANCE = {"jain": "0.03", "asymmetry": "0.1"}
 
-_T2_ROWS = {  # Table 2: intra-protocol Jain index, ADVANCED order
-    ("short", 1): (0.99, 1.00, 1.00, 1.00, 1.00, 1.00, 1.00),
-    ("short", 2): (1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.00),
-    ("short", 3): (1.00, 1.00, 1.00, 1.00, 0.99, 1.00, 1.00),
-    ("medium", 1): (1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.00),
-    ("medium", 2): (1.00, 1.00, 1.00, 0.99, 1.00, 1.00, 1.00),
-    ("medium", 3): (1.00, 1.00, 1.00, 0.94, 1.00, 1.00, 1.00),
-    ("long", 1): (1.00, 1.00, 1.00, 1.00, 0.98, 0.98, 0.99),
-    ("long", 2): (0.98, 1.00, 0.97, 1.00, 1.00, 0.90, 0.96),
-    ("long", 3): (0.92, 0.97, 1.00, 0.97, 0.97, 0.79, 0.86),
-}
-PUBLISHED_T2 = {k: dict(zip(ADVANCED, v, strict=True)) for k, v in _T2_ROWS.items()}
-PUBLISHED_T2_SUMMARY = {"avg": dict(zip(ADVANCED, (0.99, 0.99, 1.00, 0.99, 0.99, 0.96, 0.98),
-                                        strict=True)),
-                        "std": dict(zip(ADVANCED, (0.03, 0.01, 0.01, 0.02, 0.01, 0.07, 0.05),
-                                        strict=True))}
-PUBLISHED_T3 = {  # Table 3: average asymmetry of each stack against all others
-    path: dict(zip(ADVANCED, row, strict=True)) for path, row in {
-        "short": (0.16, 0.24, -0.1, -0.28, 0.01, -0.02, -0.47),
-        "medium": (0.78, 0, -0.01, -0.06, 0.15, -0.12, 0),
-        "long": (0.19, -0.08, 0.04, -0.38, -0.03, 0.25, -0.56),
-        "avg": (0.37, 0.05, -0.02, -0.24, 0.04, 0.04, -0.34),
-    }.items()}
-PUBLISHED_T4 = {  # Table 4: ((with reverse, +-), (without, +-)) Mbit/s
-    "bic": ((230, 40), (400, 40)), "fast": ((20, 10), (260, 50)),
-    "highspeed": ((110, 50), (380, 50)), "hstcplp": ((220, 60), (380, 30)),
-    "htcp": ((220, 40), (380, 40)), "ptcp": ((200, 60), (380, 60)),
-    "scalable": ((280, 50), (400, 20)),
-}
-# Section 4.6: stability index averaged over all stacks and paths (mean, std).
-PUBLISHED_STABILITY = {("none", 1): (0.09, 0.02), ("none", 2): (0.2, 0.1),
-                       ("none", 3): (0.24, 0.1), ("udp", 1): (0.13, 0.06),
-                       ("udp", 2): (0.21, 0.08), ("udp", 3): (0.25, 0.01)}
+
+@functools.cache
+def published_tables() -> dict[str, dict]:
+    """The published numbers keyed as the tables are laid out: t1[(path, size)]
+    [stack] = (mean, std); t1_summary[row][stack]; t2[(path, size)][stack];
+    t2_summary[row][stack]; t3[path][stack]; t4[stack] = ((with, +-), (without,
+    +-)); stability[(udp, size)] = (mean, std); source[table file]."""
+    rows = {name: protocol.published(NAME, name) for name in (
+        "table1", "table1_summary", "table2", "table2_summary", "table3", "table4",
+        "stability")}
+    out: dict[str, dict] = {k: {} for k in ("t1", "t1_summary", "t2", "t2_summary", "t3")}
+    for r in rows["table1"]:
+        out["t1"].setdefault((r["path"], r["size"]), {})[r["stack"]] = (r["mbps"], r["std_mbps"])
+    for r in rows["table1_summary"]:
+        out["t1_summary"].setdefault(r["row"], {})[r["stack"]] = r["mbps"]
+    for r in rows["table2"]:
+        out["t2"].setdefault((r["path"], r["size"]), {})[r["stack"]] = r["jain"]
+    for r in rows["table2_summary"]:
+        out["t2_summary"].setdefault(r["row"], {})[r["stack"]] = r["jain"]
+    for r in rows["table3"]:
+        out["t3"].setdefault(r["path"], {})[r["stack"]] = r["asymmetry"]
+    out["t4"] = {r["stack"]: ((r["with_mbps"], r["with_std"]), (r["without_mbps"],
+                                                                 r["without_std"]))
+                 for r in rows["table4"]}
+    out["stability"] = {(r["udp"], r["size"]): (r["mean"], r["std"]) for r in rows["stability"]}
+    out["source"] = {name: r[0]["source"] for name, r in rows.items()}
+    return out
 
 
 def run_note(profile: str) -> str:
     p = PROFILES[profile]
-    return (f"one run per cell (the paper ran each test once), seed 1; {p['duration']} s runs "
-            f"with {p['report_s']} s reports; long-lived 64 KB-window cross traffic on every path")
+    return (f"the paper ran each test once; {p['duration']} s runs with {p['report_s']} s "
+            "reports; long-lived 64 KB-window cross traffic on every path")
 
 
 # ----- scenarios -----------------------------------------------------------------------------
@@ -201,7 +177,7 @@ def _doc(profile: str, path: str, flows: list[dict], udp_period: int | None = No
         "background": {"long_lived": [{"count": net.cross_flows, "window": f"{CROSS_WINDOW}B",
                                        "rtt": {"kind": "fixed", "value": f"{net.rtt_ms}ms"}}]},
         "run": {"duration": f"{p['duration']}s", "interval": f"{p['report_s']}s",
-                "trace_interval": f"{p['report_s']}s", "measure_from": "0s", "seed": 1},
+                "trace_interval": f"{p['report_s']}s", "measure_from": "0s"},
     }
     if udp_period:
         mid, amp = (UDP_HIGH + UDP_LOW) / 2, (UDP_HIGH - UDP_LOW) / 2
@@ -222,34 +198,39 @@ def _reverse_doc(profile: str, stack: str) -> dict:
     return _doc(profile, path, [_flow(stack, _window(path, size)), rev])
 
 
-def cells(profile: str) -> dict[str, dict]:
-    """Every cell of every table: name -> scenario."""
+def design(profile: str) -> Design:
+    """Every cell of every table, one run each (seed 1): t1 (Table 1), udp<period>
+    (with sinusoidal UDP), intra (two flows of a stack, Table 2), inter (two
+    stacks, Table 3), rev (Table 4)."""
     p = PROFILES[profile]
     stacks = p["stacks"]
     advanced = [s for s in stacks if s != "reno"]
-    out = {}
+    cells = []
+
+    def add(name: str, doc: dict, **axes) -> None:
+        cells.append(Cell(name, doc, {"kind": name.split("-")[0], **axes}))
+
     for path in PATHS:
         for size in SIZES:
             w = _window(path, size)
             for s in stacks:
+                where = {"path": path, "size": size, "stack": s}
                 if size in p["t1_sizes"]:
-                    out[f"t1-{path}-s{size}-{s}"] = _doc(profile, path, [_flow(s, w)])
+                    add(f"t1-{path}-s{size}-{s}", _doc(profile, path, [_flow(s, w)]), **where)
                 for period in p["udp_periods"] if size in p["udp_sizes"] else ():
-                    out[f"udp{period}-{path}-s{size}-{s}"] = _doc(profile, path, [_flow(s, w)],
-                                                                  udp_period=period)
+                    add(f"udp{period}-{path}-s{size}-{s}", _doc(
+                        profile, path, [_flow(s, w)], udp_period=period), period=period,
+                        **where)
                 if size in p["intra_sizes"] and s != "reno":
-                    out[f"intra-{path}-s{size}-{s}"] = _doc(
-                        profile, path, [_flow(s, w, f"{s}-1"), _flow(s, w, f"{s}-2")])
+                    add(f"intra-{path}-s{size}-{s}", _doc(
+                        profile, path, [_flow(s, w, f"{s}-1"), _flow(s, w, f"{s}-2")]), **where)
         for a, b in combinations(advanced, 2):
             w = _window(path, INTER_SIZE)
-            out[f"inter-{path}-{a}-{b}"] = _doc(profile, path, [_flow(a, w), _flow(b, w)])
+            add(f"inter-{path}-{a}-{b}", _doc(profile, path, [_flow(a, w), _flow(b, w)]),
+                path=path, stack_1=a, stack_2=b)
     for s in advanced:
-        out[f"rev-{s}"] = _reverse_doc(profile, s)
-    return out
-
-
-def sweeps(profile: str) -> list[tuple[str, dict]]:
-    return list(cells(profile).items())
+        add(f"rev-{s}", _reverse_doc(profile, s), stack=s)
+    return Design(cells)
 
 
 # ----- analysis (pure functions over numbers) ---------------------------------------------
@@ -310,7 +291,7 @@ def _t1_table(results: dict) -> pd.DataFrame:
         for size in SIZES:
             for s in STACKS:
                 r = results.get(f"t1-{path}-s{size}-{s}")
-                pub = PUBLISHED_T1[(path, size)][s]
+                pub = published_tables()["t1"][(path, size)][s]
                 rows.append({"path": path, "site": PATHS[path].site, "size": size,
                              "window": _window(path, size), "stack": STACKS[s],
                              "paper_mbps": pub[0], "paper_std_mbps": pub[1],
@@ -324,7 +305,7 @@ def _t1_table(results: dict) -> pd.DataFrame:
 def _t1_summary_table(t1: pd.DataFrame) -> pd.DataFrame:
     ours = table1_summary(t1).set_index("stack")
     rows = []
-    for name, pub in PUBLISHED_T1_SUMMARY.items():
+    for name, pub in published_tables()["t1_summary"].items():
         row = {"row": name}
         for s, label in STACKS.items():
             row[f"paper {label}"] = pub[s]
@@ -348,7 +329,7 @@ def _stability_tables(results: dict, t1: pd.DataFrame):
                                  "stability": _flow_mean(r, 0, "stability_index") if r else None})
     cellwise = pd.DataFrame(rows)
     by_size = []
-    for (kind, size), pub in PUBLISHED_STABILITY.items():
+    for (kind, size), pub in published_tables()["stability"].items():
         sel = cellwise[(cellwise["size"] == size) &
                        ((cellwise["udp"] == "none") == (kind == "none"))]
         m, sd = mean_std(sel["stability"].tolist())
@@ -370,14 +351,15 @@ def _t2_table(results: dict) -> pd.DataFrame:
                 r = results.get(f"intra-{path}-s{size}-{s}")
                 x = [_flow_mean(r, 0), _flow_mean(r, 1)] if r else None
                 rows.append({"path": path, "size": size, "window": _window(path, size),
-                             "stack": STACKS[s], "paper_jain": PUBLISHED_T2[(path, size)][s],
+                             "stack": STACKS[s],
+                             "paper_jain": published_tables()["t2"][(path, size)][s],
                              "jain": metrics.jain_index(x) if x else None})
     cellwise = pd.DataFrame(rows)
     for what in ("avg", "std"):
         for s in ADVANCED:
             m, sd = mean_std(cellwise[cellwise["stack"] == STACKS[s]]["jain"].tolist())
             rows.append({"path": what, "size": None, "window": None, "stack": STACKS[s],
-                         "paper_jain": PUBLISHED_T2_SUMMARY[what][s],
+                         "paper_jain": published_tables()["t2_summary"][what][s],
                          "jain": m if what == "avg" else sd})
     df = pd.DataFrame(rows)
     df["size"] = df["size"].astype("Int64")
@@ -401,7 +383,7 @@ def _t3_tables(results: dict):
         for s in ADVANCED:
             ours = per_path[path][s] if path != "avg" else \
                 mean_std([per_path[p][s] for p in PATHS])[0]
-            row[f"paper {STACKS[s]}"] = PUBLISHED_T3[path][s]
+            row[f"paper {STACKS[s]}"] = published_tables()["t3"][path][s]
             row[f"ours {STACKS[s]}"] = ours
         avg_rows.append(row)
     return pd.DataFrame(pairs_rows), pd.DataFrame(avg_rows)
@@ -410,8 +392,7 @@ def _t3_tables(results: dict):
 def _t4_table(results: dict, profile: str, flows_of) -> pd.DataFrame:
     half = PROFILES[profile]["duration"] / 2
     rows = []
-    for s in PUBLISHED_T4:
-        (pw, pws), (pn, pns) = PUBLISHED_T4[s]
+    for s, ((pw, pws), (pn, pns)) in published_tables()["t4"].items():
         row = {"stack": STACKS[s], "paper_with_mbps": pw, "paper_with_std": pws,
                "paper_without_mbps": pn, "paper_without_std": pns}
         if f"rev-{s}" in results and flows_of:
@@ -438,6 +419,7 @@ def report(results: dict[str, dict], profile: str, flows_of=None) -> dict:
               "table3_asymmetry": t3, "asymmetry_pairs": pairs,
               "table4_reverse": _t4_table(results, profile, flows_of)}
     tables = {k: v for k, v in tables.items() if len(v)}
+    tables["agreement"] = agreement(tables)
     figures = {"fig1_throughput": _fig_throughput(t1),
                "fig2_bic_sinusoidal_udp": _fig_udp(profile, flows_of, results),
                "fig3_stability_by_path": _fig_bars(per_path, list(PATHS),
@@ -445,7 +427,50 @@ def report(results: dict[str, dict], profile: str, flows_of=None) -> dict:
                "fig4_stability_udp": _fig_bars(by_stack, ["none", *(f"{p}s" for p in UDP_PERIODS)],
                                                "Stability index by UDP period, sizes 2 & 3"),
                "fig5_intra_ufl": _fig_intra(flows_of, results)}
-    return {"tables": tables, "figures": figures, "notes": [__doc__.split("\n\n", 1)[1]]}
+    return {"tables": tables, "figures": figures,
+            "notes": [__doc__.split("\n\n", 1)[1], protocol.agreement_note(tables["agreement"])]}
+
+
+def _value(x):
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def agreement(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Every published number beside ours (the report's tables), through the
+    studies' comparison routine."""
+    src = published_tables()["source"]
+    rows = []
+
+    def add(quantity, source, paper, ours, tolerance=None, cell=False):
+        """cell: ours is one run's (a Table 1, 2 or 4 cell), else an average."""
+        ours = _value(ours)
+        rows.append(protocol.compare(quantity, source, paper, ours, tolerance,
+                                     runs=1 if cell and ours is not None else None))
+
+    for r in tables["table1_throughput"].itertuples():
+        add(f"Table 1: {r.stack} to {r.site}, window {r.window}: mean Mbit/s",
+            src["table1"], r.paper_mbps, r.mbps, cell=True)
+    for r in tables["table1_summary"].to_dict("records"):
+        for label in STACKS.values():
+            add(f"Table 1: {label}, {r['row']} (Mbit/s)", src["table1_summary"],
+                r[f"paper {label}"], r[f"ours {label}"])
+    for r in tables["stability_by_size"].itertuples():
+        add(f"stability index, size {r.size}, UDP {r.udp}: mean over stacks and paths",
+            src["stability"], r.paper_mean, r.mean)
+    for r in tables["table2_intra_jain"].itertuples():
+        where = f"{r.path}, size {r.size}" if r.size is not pd.NA else r.path
+        add(f"Table 2: {r.stack}, {where}: Jain index", src["table2" if r.size is not pd.NA
+                                                           else "table2_summary"],
+            r.paper_jain, r.jain, TOLERANCE["jain"], cell=r.size is not pd.NA)
+    for r in tables["table3_asymmetry"].to_dict("records"):
+        for s in ADVANCED:
+            add(f"Table 3: {STACKS[s]}, {r['path']}: average asymmetry", src["table3"],
+                r[f"paper {STACKS[s]}"], r[f"ours {STACKS[s]}"], TOLERANCE["asymmetry"])
+    for r in tables["table4_reverse"].to_dict("records"):
+        for key in ("with", "without"):
+            add(f"Table 4: {r['stack']} to UFL, {key} reverse traffic (Mbit/s)", src["table4"],
+                r[f"paper_{key}_mbps"], r.get(f"{key}_mbps"), r[f"paper_{key}_std"], cell=True)
+    return protocol.agreement(rows)
 
 
 # ----- figures --------------------------------------------------------------------------------

@@ -15,9 +15,9 @@ alpha (20 packets, below the 50-packet default buffer) and the RED parameters
 
 from __future__ import annotations
 
-import copy
-
 from .._lazy import LazyModule
+from . import protocol
+from .protocol import Cell, Design
 
 # Imported on first use (see LazyModule).
 pd = LazyModule("pandas")
@@ -36,53 +36,9 @@ FAST_ALPHA = 20
 RTT = "40ms"
 MSS = 1000
 
-# Published numbers (Tables I-V): (average bandwidth Mbit/s, average cwnd).
-PUBLISHED = {
-    "table1": {(1, "reno"): (63.8687, 227.944), (1, "highspeed"): (84.3331, 305.051),
-               (1, "fast"): (73.4996, 264.939), (2, "reno"): (76.1065, 137.59),
-               (2, "highspeed"): (82.9526, 156.471), (2, "fast"): (75.421, 140.412),
-               (4, "reno"): (74.5453, 69.0467), (4, "highspeed"): (81.182, 79.9547),
-               (4, "fast"): (75.4806, 70.8203)},
-    "table2": {(1, "reno"): (0.962132, 39.5112), (1, "highspeed"): (0.967863, 41.5263),
-               (1, "fast"): (0.964731, 47.2552), (100, "reno"): (63.8687, 227.944),
-               (100, "highspeed"): (84.3331, 305.051), (100, "fast"): (73.4996, 264.939),
-               (1000, "reno"): (425.292, 1489), (1000, "highspeed"): (783.266, 2748.68),
-               (1000, "fast"): (250.648, 858.913)},
-    "table3": {(0.0, "reno"): (63.8687, 227.944), (0.0, "highspeed"): (84.3331, 305.051),
-               (0.0, "fast"): (73.4996, 264.939), (1e-4, "reno"): (32.8905, 115.032),
-               (1e-4, "highspeed"): (84.2535, 304.665), (1e-4, "fast"): (71.9742, 259.745),
-               (1e-2, "reno"): (2.58479, 8.97549), (1e-2, "highspeed"): (3.69619, None),
-               (1e-2, "fast"): (5.6098, 20.2149)},
-    "table4": {
-        (10, "droptail", "reno"): (43.0001, 152.279),
-        (10, "red", "reno"): (50.336, 176.965),
-        (10, "droptail", "highspeed"): (76.0341, 268.394),
-        (10, "red", "highspeed"): (76.0968, 268.785),
-        (10, "droptail", "fast"): (67.8116, 240.32),
-        (10, "red", "fast"): (67.6661, 240.147),
-        (50, "droptail", "reno"): (63.8687, 227.944),
-        (50, "red", "reno"): (64.0865, 229.075),
-        (50, "droptail", "highspeed"): (84.3331, 305.051),
-        (50, "red", "highspeed"): (85.2966, 308.919),
-        (50, "droptail", "fast"): (73.4996, 264.939),
-        (50, "red", "fast"): (73.8282, 267.08),
-        (100, "droptail", "reno"): (84.3251, 319.54),
-        (100, "red", "reno"): (84.4709, 320.818),
-        (100, "droptail", "highspeed"): (91.3422, 351.197),
-        (100, "red", "highspeed"): (91.4583, 352.326),
-        (100, "droptail", "fast"): (84.3043, 320.565),
-        (100, "red", "fast"): (81.586, 307.142),
-        (500, "droptail", "reno"): (94.7585, 630.356),
-        (500, "red", "reno"): (85.6263, 331.991),
-        (500, "droptail", "highspeed"): (95.9727, 690.53),
-        (500, "red", "highspeed"): (71.5531, 377.017),
-        (500, "droptail", "fast"): (69.4632, 498.665),
-        (500, "red", "fast"): (65.5129, 370.366),
-    },
-    "table5": {(2, "reno"): (85.6852, 156.0924), (2, "highspeed"): (93.4708, 171.5883),
-               (2, "fast"): (83.7556, 153.7652), (4, "reno"): (83.9058, 77.4082),
-               (4, "highspeed"): (91.9685, 84.6614), (4, "fast"): (84.2136, 77.8559)},
-}
+# The published numbers (Tables I-V: average bandwidth in Mbit/s and average
+# cwnd in packets per cell) are in data/dalton2004/table1.csv ... table5.csv.
+TABLES = ("table1", "table2", "table3", "table4", "table5")
 
 
 def base(profile: str) -> dict:
@@ -92,7 +48,7 @@ def base(profile: str) -> dict:
         "network": {"bottleneck": "100Mbps", "rtt": RTT, "buffer": "50pkt", "queue": "droptail"},
         "flows": [{"cc": "reno", "count": 1, "mtu": MSS + 52, "params": {}}],
         "run": {"duration": p["duration"], "measure_from": p["measure_from"],
-                "trace_interval": "100ms", "seed": 1},
+                "trace_interval": "100ms"},
     }
 
 
@@ -112,59 +68,78 @@ def _doc(profile: str, cc: str, flows: int = 1, reverse: int = 0, **net) -> dict
     return d
 
 
-def runs(profile: str) -> dict[str, list[tuple[tuple, dict]]]:
-    """Every table's cells: (cell key, scenario)."""
-    cells: dict[str, list[tuple[tuple, dict]]] = {}
+def _cells(profile: str):
+    """(table, its axes, scenario) of every cell, table by table."""
     for cc in PROTOCOLS:
         for n in (1, 2, 4):
-            cells.setdefault("table1", []).append(((n, cc), _doc(profile, cc, flows=n)))
+            yield "table1", {"flows": n, "cc": cc}, _doc(profile, cc, flows=n)
         for rate in (1, 100, 1000):
-            cells.setdefault("table2", []).append(((rate, cc),
-                                                   _doc(profile, cc, bottleneck=f"{rate}Mbps")))
+            yield "table2", {"rate_mbps": rate, "cc": cc}, _doc(profile, cc,
+                                                                bottleneck=f"{rate}Mbps")
         for p in (0.0, 1e-4, 1e-2):
-            cells.setdefault("table3", []).append(((p, cc), _doc(profile, cc, loss=p)))
+            yield "table3", {"p": p, "cc": cc}, _doc(profile, cc, loss=p)
         for b in (10, 50, 100, 500):
             for q in ("droptail", "red"):
-                cells.setdefault("table4", []).append(
-                    ((b, q, cc), _doc(profile, cc, buffer=f"{b}pkt", queue=q)))
+                yield "table4", {"buffer_pkts": b, "queue": q, "cc": cc}, _doc(
+                    profile, cc, buffer=f"{b}pkt", queue=q)
         for n in (2, 4):
-            cells.setdefault("table5", []).append(((n, cc), _doc(profile, cc, flows=n,
-                                                                 reverse=n // 2)))
-    return cells
+            yield "table5", {"flows": n, "cc": cc}, _doc(profile, cc, flows=n, reverse=n // 2)
 
 
-def sweeps(profile: str) -> list[tuple[str, dict]]:
-    """Each cell as a one-point sweep document (the study runs them all)."""
-    return [(f"{table}-{'-'.join(map(str, key))}", copy.deepcopy(doc))
-            for table, cells in runs(profile).items() for key, doc in cells]
+def design(profile: str) -> Design:
+    """Every table's cells, one run each (seed 1), named after the table and the
+    cell's axes ("table4-10-red-fast")."""
+    cells = [Cell(f"{table}-{'-'.join(map(str, axes.values()))}", doc, {"table": table, **axes})
+             for table, axes, doc in sorted(_cells(profile), key=lambda c: TABLES.index(c[0]))]
+    return Design(cells)
 
 
-def _cell_row(key, summary) -> dict:
+def _cell_row(summary) -> dict:
     flows = summary["flows"]
     bw = sum(f["throughput_mbps"] for f in flows)
     cwnd = sum(f["mean_cwnd_pkts"] or 0 for f in flows) / len(flows)
     return {"avg_bw_mbps": bw, "avg_cwnd": cwnd}
 
 
+def _published() -> dict[tuple, dict]:
+    """(table, axis values...) -> the published row."""
+    out = {}
+    for table in TABLES:
+        for row in protocol.published(NAME, table):
+            keys = list(row)[:list(row).index("bw_mbps")]
+            out[(table, *(row[k] for k in keys))] = row
+    return out
+
+
 def report(results: dict[str, dict], profile: str, flows_of=None) -> dict:
-    """Tables laid out like the paper's, ours beside the published values.
-    `results` maps a cell name to its run summary."""
-    tables = {}
-    for table, cells in runs(profile).items():
-        rows = []
-        for key, _ in cells:
-            name = f"{table}-{'-'.join(map(str, key))}"
-            summary = results.get(name)
-            ours = _cell_row(key, summary) if summary else {"avg_bw_mbps": None, "avg_cwnd": None}
-            pub = PUBLISHED[table].get(key, (None, None))
-            row = dict(zip(_key_names(table), key, strict=True))
-            row["protocol"] = PROTOCOLS[key[-1]]
-            row.update({"paper_bw_mbps": pub[0], "ours_bw_mbps": ours["avg_bw_mbps"],
-                        "paper_cwnd": pub[1], "ours_cwnd": ours["avg_cwnd"]})
-            rows.append(row)
-        tables[table] = pd.DataFrame(rows).drop(columns=["cc"])
+    """Tables laid out like the paper's, ours beside the published values, and
+    the agreement of every published number. `results` maps a cell name to its
+    run summary."""
+    pub = _published()
+    rows: dict[str, list] = {t: [] for t in TABLES}
+    compared = []
+    for cell in design(profile).cells:
+        axes = dict(cell.axes)
+        table = axes.pop("table")
+        summary = results.get(cell.name)
+        ours = _cell_row(summary) if summary else {"avg_bw_mbps": None, "avg_cwnd": None}
+        paper = pub.get((table, *axes.values()), {"bw_mbps": None, "cwnd": None, "source": ""})
+        label = PROTOCOLS[axes["cc"]]
+        rows[table].append({**axes, "protocol": label, "paper_bw_mbps": paper["bw_mbps"],
+                            "ours_bw_mbps": ours["avg_bw_mbps"], "paper_cwnd": paper["cwnd"],
+                            "ours_cwnd": ours["avg_cwnd"]})
+        where = ", ".join(f"{k} {v}" for k, v in axes.items() if k != "cc")
+        for what, col, mine in (("average bandwidth (Mbit/s)", "bw_mbps", "avg_bw_mbps"),
+                                ("average cwnd (packets)", "cwnd", "avg_cwnd")):
+            if paper[col] is not None:
+                compared.append(protocol.compare(
+                    f"{table}: {label}, {where}: {what}", paper["source"], paper[col],
+                    ours[mine], runs=1 if summary else None))
+    tables = {t: pd.DataFrame(r).drop(columns=["cc"]) for t, r in rows.items()}
+    tables["agreement"] = protocol.agreement(compared)
     return {"tables": tables, "figures": {"table1_bandwidth": _bars(tables["table1"])},
-            "notes": [__doc__.split("\n\n", 1)[1]]}
+            "notes": [__doc__.split("\n\n", 1)[1],
+                      protocol.agreement_note(tables["agreement"])]}
 
 
 def _bars(df: pd.DataFrame):
@@ -184,8 +159,3 @@ def _bars(df: pd.DataFrame):
     ax.set_title("Table I: performance under various numbers of flows")
     ax.legend(fontsize=8)
     return fig
-
-
-def _key_names(table: str) -> list[str]:
-    return {"table1": ["flows", "cc"], "table2": ["rate_mbps", "cc"], "table3": ["p", "cc"],
-            "table4": ["buffer_pkts", "queue", "cc"], "table5": ["flows", "cc"]}[table]

@@ -19,16 +19,18 @@ from . import get
 
 def plan_study(name: str, profile: str,
                cells: list[str] | None = None) -> tuple[Plan, dict[str, str]]:
-    """One plan with the study's cells; returns it and cell -> run key for every
-    cell (the report needs them all). `cells`: shell-style patterns of the cell
-    names to run (all when None), to run a study in parts."""
-    study = get(name)
+    """One plan with the study's runs (each cell through the sweep machinery,
+    one run per seed of its design); returns it and run name -> run key for
+    every run (the report needs them all). `cells`: shell-style patterns of the
+    run names to run (all when None), to run a study in parts."""
+    design = get(name).design(profile)
     specs, keys = [], {}
-    for cell, doc in study.sweeps(profile):
-        p = plan(doc, name=cell)
-        keys[cell] = p.runs[0].key
-        if cells is None or any(fnmatch.fnmatchcase(cell, pat) for pat in cells):
-            specs += p.runs
+    for cell in design.cells:
+        for spec in plan(design.sweep(cell), name=cell.name).runs:
+            run = design.run_name(cell, spec.repetition)
+            keys[run] = spec.key
+            if cells is None or any(fnmatch.fnmatchcase(run, pat) for pat in cells):
+                specs.append(spec)
     if not specs:
         raise ScenarioError(f"--cells: no cell of {name} ({profile}) matches "
                             f"{', '.join(cells or [])}; cell names start with "
@@ -57,10 +59,14 @@ def _summaries(store: Store, keys: dict[str, str]) -> dict[str, dict]:
 
 
 def run_note(study, profile: str) -> str:
-    """What was run, for every figure and the page header: a study with
-    repetitions says how many and which seeds (its run_note(profile))."""
-    note = getattr(study, "run_note", None)
-    return note(profile) if note else "one repetition per cell, seed 1"
+    """What was run, for every figure and the page header: the repetitions and
+    their seeds (from the study's design), then what the study adds
+    (its run_note(profile), if any)."""
+    seeds = study.design(profile).seeds
+    reps = (f"one repetition per cell, seed {seeds[0]}" if len(seeds) == 1 else
+            f"{len(seeds)} repetitions per cell, seeds {', '.join(map(str, seeds))}")
+    details = getattr(study, "run_note", None)
+    return f"{reps}; {details(profile)}" if details else reps
 
 
 def completeness(finished: int, planned: int) -> str:
@@ -91,20 +97,23 @@ def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = 
     if meta["study"] != name:
         raise ValueError(f"{store_dir} holds study {meta['study']!r}, not {name!r}")
     study = get(name)
-    results = _summaries(store, meta["cells"])
+    # The keys as this code computes them: opening the store moved runs made
+    # under an older run key onto the current one (store.py).
+    _, keys = plan_study(name, meta["profile"])
+    results = _summaries(store, keys)
 
     def flows_of(cell: str, table: str = "flows"):
         """A cell's interval table: flows by default, or links, queue, trace."""
         import pandas as pd
 
-        return pd.read_parquet(store.root / "runs" / meta["cells"][cell] / f"{table}.parquet")
+        return pd.read_parquet(store.root / "runs" / keys[cell] / f"{table}.parquet")
 
     rep = study.report(results, meta["profile"], flows_of)
     out = Path(out_dir) if out_dir else store.root / "report"
     out.mkdir(parents=True, exist_ok=True)
     # Cells that share a scenario share one run.
-    finished = {meta["cells"][c] for c in results}
-    planned = set(meta["cells"].values())
+    finished = {keys[c] for c in results}
+    planned = set(keys.values())
     what = f"{run_note(study, meta['profile'])}; {completeness(len(finished), len(planned))}"
     parts = [f"<h1>{html.escape(study.TITLE)}</h1>",
              f"<p>Source: {study.SOURCE}. Profile <b>{meta['profile']}</b>; "

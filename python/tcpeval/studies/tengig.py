@@ -41,6 +41,8 @@ import math
 
 from .._lazy import LazyModule
 from ..sweep import derive_seed
+from . import protocol
+from .protocol import Cell, Design
 
 # Imported on first use (see LazyModule).
 np = LazyModule("numpy")
@@ -73,74 +75,25 @@ PROFILES = {
 INTERVAL_S = 1.0       # iperf3's default report interval: the efficiency samples
 CONV_INTERVAL_S = 0.1  # delta of the short-term average (assumed)
 
-INF = math.inf
-# Numbers the text states (its figures are not in the copy). Each: (table, variant,
-# rtt ms, drop rate, metric, low, high); low == high for a value, an infinite end
-# for a bound ("at least", "below"). Throughput in Gbit/s.
-PUBLISHED = (
-    *[("responsiveness", v, 0.2, p, "mean_gbps", 9.48, INF)
-      for v in VARIANTS for p in (0.0, 1e-7, 1e-6)],
-    ("responsiveness", "bic", 0.2, 1e-4, "mean_gbps", 8.3, 8.3),
-    ("responsiveness", "reno", 6.2, 1e-7, "mean_gbps", 3.6, 3.6),
-    ("responsiveness", "htcp", 6.2, 1e-7, "mean_gbps", 9.35, 9.35),
-    *[("responsiveness", v, 6.2, 1e-7, "mean_gbps", 9.35, INF)
-      for v in ("scalable", "highspeed", "bic", "cubic")],
-    ("responsiveness", "reno", 6.2, 1e-6, "mean_gbps", 1.4, 1.4),
-    ("responsiveness", "cubic", 6.2, 1e-6, "mean_gbps", 6.26, 6.26),
-    ("responsiveness", "highspeed", 6.2, 1e-6, "mean_gbps", 6.52, 6.52),
-    ("responsiveness", "bic", 6.2, 1e-2, "mean_gbps", 2.3, 2.3),
-    *[("responsiveness", v, 6.2, 1e-2, "mean_gbps", 0.0, 1.0)
-      for v in VARIANTS if v != "bic"],
-    ("responsiveness", "bic", 12.2, 1e-5, "mean_gbps", 4.9, 4.9),
-    ("responsiveness", "scalable", 12.2, 1e-5, "mean_gbps", 1.6, 1.6),
-    *[("responsiveness", v, 12.2, 1e-5, "mean_gbps", 0.0, 1.6)
-      for v in ("reno", "highspeed", "cubic", "htcp")],
-    ("responsiveness", "highspeed", 12.2, 1e-6, "mean_gbps", 3.0, 3.0),
-    ("ratio", "cubic/htcp", 12.2, 1e-6, "mean_ratio", 0.71, 0.71),
-    ("ratio", "cubic/htcp", 24.2, 1e-6, "mean_ratio", 0.78, 0.78),
-    *[("efficiency", v, 0.2, 1e-5, m, x, x) for v, q75 in (("reno", 8.8), ("cubic", 8.9))
-      for m, x in (("q25_gbps", 8.4), ("q50_gbps", 8.6), ("q75_gbps", q75))],
-    *[("efficiency", v, 0.2, 1e-4, m, x, x) for v in ("reno", "cubic")
-      for m, x in (("min_gbps", 4.0), ("q75_gbps", 4.8), ("max_gbps", 5.5))],
-    *[("efficiency", v, 0.2, 1e-3, m, x, x) for v in ("reno", "cubic", "highspeed")
-      for m, x in (("min_gbps", 1.9), ("max_gbps", 2.7))],
-    *[("efficiency", "bic", 0.2, 1e-3, m, x, x)
-      for m, x in (("q25_gbps", 8.2), ("q75_gbps", 8.27), ("max_gbps", 8.5))],
-    ("efficiency", "htcp", 12.2, 1e-6, "q25_gbps", 6.2, INF),
-    *[("efficiency", "highspeed", 12.2, 1e-6, m, x, x)
-      for m, x in (("min_gbps", 0.611), ("q25_gbps", 1.7), ("q75_gbps", 2.9), ("max_gbps", 9.42))],
-    *[("efficiency", "reno", 24.2, 0.0, m, x, x) for m, x in (("min_gbps", 0.742),
-                                                               ("max_gbps", 9.48))],
-    *[("efficiency", "highspeed", 24.2, 0.0, m, x, x)
-      for m, x in (("min_gbps", 3.3), ("q25_gbps", 4.5), ("q75_gbps", 7.3), ("max_gbps", 9.48))],
-    *[("fairness", v, 0.2, None, "max_diff_gbps", 0.0, 0.15) for v in VARIANTS],
-    ("fairness", "cubic", 0.2, None, "total_gbps", 9.29, 9.29),
-    ("fairness", "bic", 0.2, None, "total_gbps", 9.42, 9.42),
-    *[("fairness", v, 0.2, None, "total_gbps", 9.29, 9.42)
-      for v in VARIANTS if v not in ("cubic", "bic")],
-    ("fairness", "cubic", 12.2, None, "jain", 0.96, 0.96),
-    ("fairness", "bic", 12.2, None, "jain", 0.989, 0.989),
-    *[("fairness", v, 12.2, None, "jain", 0.96, 0.989)
-      for v in VARIANTS if v not in ("cubic", "bic")],
-    *[("fairness", v, 12.2, None, "total_gbps", 3.6, 5.6) for v in VARIANTS],
-)
-AGREE_TOLERANCE = 0.10   # a value agrees when within 10%; a bound when met within 10%
-# Jain's index lives in [1/n, 1], so 10% of it spans most of the two-flow range
-# (0.891 would "agree" with 0.96). It agrees within 0.03 instead: one 900 s
-# two-flow run's index moved by 0.03 with the flows' start offsets
+# Numbers the text states (its figures are not in the copy) are in
+# data/tengig/published.csv: per (table, variant, RTT, drop rate, metric) the
+# paper's value, range or bound (throughput in Gbit/s), the tolerance ours is
+# judged with and the source. A value agrees within 10% (of the nearer end of a
+# range or bound). Jain's index lives in [1/n, 1], so 10% of it spans most of the
+# two-flow range (0.891 would "agree" with 0.96): it agrees within 0.03 instead,
+# as one 900 s two-flow run's index moved by 0.03 with the flows' start offsets
 # (docs/studies/tengig.md, full-length cells at 12.2 ms).
-ABSOLUTE_TOLERANCE = {"jain": 0.03}
 
 
 def run_note(profile: str) -> str:
     p = PROFILES[profile]
-    seeds = ", ".join(str(_seed(r)) for r in range(p["reps"]))
-    return (f"{p['reps']} repetition(s) per cell (seeds {seeds}), {p['duration']} s runs at "
-            f"{p['line_gbps']:g} Gbit/s line rate")
+    return f"{p['duration']} s runs at {p['line_gbps']:g} Gbit/s line rate"
 
 
-def _seed(rep: int) -> int:
-    return derive_seed(SEED_BASE, rep)
+def seeds(profile: str) -> tuple[int, ...]:
+    """Repetition r's seed is the sweep's derived seed for r (also with one
+    repetition, as the runs were made), the same in every cell."""
+    return tuple(derive_seed(SEED_BASE, r) for r in range(PROFILES[profile]["reps"]))
 
 
 def buffer_pkts(line_gbps: float, rtt_ms: float) -> int:
@@ -154,7 +107,7 @@ def path_loss(rtt_ms: float, drop: float) -> float:
     return drop + residual - drop * residual   # 1 - (1 - drop)(1 - residual)
 
 
-def _doc(p: dict, ccs: list[str], rtt: float, drop: float, rep: int, start2=0.0,
+def _doc(p: dict, ccs: list[str], rtt: float, drop: float, start2=0.0,
          interval=INTERVAL_S) -> dict:
     flows = [{"cc": cc, "mtu": WIRE_BYTES, "mss": MSS, "start": f"{start2 if i else 0:g}s"}
              for i, cc in enumerate(ccs)]
@@ -170,7 +123,7 @@ def _doc(p: dict, ccs: list[str], rtt: float, drop: float, rep: int, start2=0.0,
                     "loss": path_loss(rtt, drop)},
         "flows": flows,
         "run": {"duration": f"{p['duration']}s", "interval": f"{interval:g}s",
-                "trace_interval": f"{interval:g}s", "seed": _seed(rep)},
+                "trace_interval": f"{interval:g}s"},
     }
 
 
@@ -180,32 +133,38 @@ def pairs() -> list[tuple[str, str]]:
     return [(v, v) for v in VARIANTS] + [(v, LEGACY) for v in VARIANTS if v != LEGACY]
 
 
-def cells(profile: str) -> dict[str, list[tuple[tuple, dict]]]:
-    """Every run by kind: (key, scenario); the key ends with the repetition."""
+def _cell(kind: str, doc: dict, **axes) -> Cell:
+    return Cell(cell_name(kind, tuple(axes.values())), doc, {"kind": kind, **axes})
+
+
+def design(profile: str) -> Design:
+    """single: one variant per RTT and drop rate; fair: two flows of a variant;
+    compat: the variant and Reno; conv: the second flow started later. A run is
+    named after its cell and its repetition ("single-reno-0.2-0-3")."""
     p = PROFILES[profile]
-    out: dict[str, list] = {"single": [], "fair": [], "compat": [], "conv": []}
+    cells = []
     for rtt in p["rtts"]:
-        for rep in range(p["reps"]):
-            for v in VARIANTS:
-                for drop in p["drops"]:
-                    out["single"].append(((v, rtt, drop, rep), _doc(p, [v], rtt, drop, rep)))
-                out["fair"].append(((v, rtt, rep), _doc(p, [v, v], rtt, 0.0, rep)))
-                if v != LEGACY:
-                    out["compat"].append(((v, rtt, rep), _doc(p, [v, LEGACY], rtt, 0.0, rep)))
-            for first, second in pairs():
-                out["conv"].append(((first, second, rtt, rep),
-                                    _doc(p, [first, second], rtt, 0.0, rep, p["start2"],
-                                         CONV_INTERVAL_S)))
-    return out
+        for v in VARIANTS:
+            cells += [_cell("single", _doc(p, [v], rtt, drop), variant=v, rtt_ms=rtt,
+                            drop_rate=drop) for drop in p["drops"]]
+            cells.append(_cell("fair", _doc(p, [v, v], rtt, 0.0), variant=v, rtt_ms=rtt))
+            if v != LEGACY:
+                cells.append(_cell("compat", _doc(p, [v, LEGACY], rtt, 0.0), variant=v,
+                                   rtt_ms=rtt))
+        for first, second in pairs():
+            cells.append(_cell("conv", _doc(p, [first, second], rtt, 0.0, p["start2"],
+                                            CONV_INTERVAL_S),
+                               first=first, second=second, rtt_ms=rtt))
+    return Design(cells, seeds(profile), rep_name="-{rep}")
+
+
+def runs_of(profile: str, kind: str) -> list[tuple[str, Cell, int]]:
+    """(run name, cell, repetition) of one kind's runs."""
+    return [r for r in design(profile).runs() if r[1].axes["kind"] == kind]
 
 
 def cell_name(kind: str, key: tuple) -> str:
     return "-".join([kind, *(f"{k:g}" if isinstance(k, float) else str(k) for k in key)])
-
-
-def sweeps(profile: str) -> list[tuple[str, dict]]:
-    return [(cell_name(kind, key), doc) for kind, group in cells(profile).items()
-            for key, doc in group]
 
 
 # ----- analysis ------------------------------------------------------------------------
@@ -234,10 +193,10 @@ def _gbps(summary: dict, flow: int) -> float:
 
 def _single_rows(results, flows_of, profile):
     means, samples = [], []
-    for (v, rtt, drop, rep), _ in cells(profile)["single"]:
-        name = cell_name("single", (v, rtt, drop, rep))
+    for name, cell, rep in runs_of(profile, "single"):
         if name not in results:
             continue
+        v, rtt, drop = (cell.axes[k] for k in ("variant", "rtt_ms", "drop_rate"))
         means.append({"variant": v, "rtt_ms": rtt, "drop_rate": drop, "rep": rep,
                       "gbps": _gbps(results[name], 0)})
         x = _series(flows_of(name), 0)["throughput_mbps"].to_numpy() / 1e3
@@ -248,22 +207,33 @@ def _single_rows(results, flows_of, profile):
             pd.DataFrame(samples, columns=cols).astype({"gbps": float}))
 
 
+def _per_group(df: pd.DataFrame, by: list[str], row) -> pd.DataFrame:
+    """One row per group of `by` (in order of appearance): its keys and row(group)."""
+    out = [{**dict(zip(by, keys, strict=True)), **row(g)}
+           for keys, g in df.groupby(by, sort=False)]
+    return pd.DataFrame(out, columns=[*by, *row(df.iloc[:0]).keys()])
+
+
 def responsiveness(means: pd.DataFrame) -> pd.DataFrame:
-    """Mean throughput over the repetitions' run averages, per variant, RTT, drop."""
-    g = means.groupby(["variant", "rtt_ms", "drop_rate"], sort=False)["gbps"]
-    return pd.DataFrame({"mean_gbps": g.mean(), "std_gbps": g.std(ddof=1),
-                         "runs": g.count()}).reset_index()
+    """Mean throughput over the repetitions' run averages, per variant, RTT, drop,
+    with its sample std and the number of runs (metrics.aggregate)."""
+    def row(g):
+        a = metrics.aggregate(g["gbps"].to_numpy())
+        return {"mean_gbps": a["mean"], "std_gbps": a["std"], "runs": a["n"]}
+    return _per_group(means, ["variant", "rtt_ms", "drop_rate"], row)
 
 
 def efficiency(samples: pd.DataFrame) -> pd.DataFrame:
-    """Quartiles, minimum and maximum of the pooled interval samples (box plots),
-    and how many runs (repetitions) the samples come from."""
-    by = samples.groupby(["variant", "rtt_ms", "drop_rate"], sort=False)
-    g = by["gbps"]
-    return pd.DataFrame({"min_gbps": g.min(), "q25_gbps": g.quantile(0.25),
-                         "q50_gbps": g.quantile(0.5), "q75_gbps": g.quantile(0.75),
-                         "max_gbps": g.max(), "samples": g.count(),
-                         "runs": by["rep"].nunique()}).reset_index()
+    """Quartiles (metrics.interval_stats), minimum and maximum of the pooled
+    interval samples (box plots), and how many runs (repetitions) they come from."""
+    def row(g):
+        x = g["gbps"].dropna().to_numpy()
+        q = metrics.interval_stats(x)
+        return {"min_gbps": x.min() if len(x) else math.nan, "q25_gbps": q.q25,
+                "q50_gbps": q.q50, "q75_gbps": q.q75,
+                "max_gbps": x.max() if len(x) else math.nan, "samples": len(x),
+                "runs": g["rep"].nunique()}
+    return _per_group(samples, ["variant", "rtt_ms", "drop_rate"], row)
 
 
 def pair_row(summary: dict) -> dict:
@@ -274,18 +244,23 @@ def pair_row(summary: dict) -> dict:
             "link_utilization": summary["bottleneck"]["utilization"]}
 
 
+PAIR_VALUES = ("jain", "flow1_gbps", "flow2_gbps", "max_diff_gbps", "total_gbps",
+               "link_utilization")
+
+
 def _pairs_table(kind: str, results, profile) -> pd.DataFrame:
-    rows = []
-    for (v, rtt, rep), _ in cells(profile)[kind]:
-        name = cell_name(kind, (v, rtt, rep))
-        if name in results:
-            rows.append({"variant": v, "rtt_ms": rtt, **pair_row(results[name])})
-    values = ["jain", "flow1_gbps", "flow2_gbps", "max_diff_gbps", "total_gbps",
-              "link_utilization"]
-    df = pd.DataFrame(rows, columns=["variant", "rtt_ms", *values]).astype(
-        {c: float for c in values})
-    g = df.groupby(["variant", "rtt_ms"], sort=False)
-    df = g.mean().assign(runs=g.size()).reset_index()
+    """Per variant and RTT, each pair value's mean over the finished repetitions
+    (metrics.aggregate) and how many there are."""
+    rows = [{"variant": cell.axes["variant"], "rtt_ms": cell.axes["rtt_ms"],
+             **pair_row(results[name])}
+            for name, cell, _ in runs_of(profile, kind) if name in results]
+    df = pd.DataFrame(rows, columns=["variant", "rtt_ms", *PAIR_VALUES]).astype(
+        {c: float for c in PAIR_VALUES})
+
+    def row(g):
+        return {**{c: metrics.aggregate(g[c].to_numpy())["mean"] for c in PAIR_VALUES},
+                "runs": len(g)}
+    df = _per_group(df, ["variant", "rtt_ms"], row)
     if kind == "compat":
         df["variant_share"] = df["flow1_gbps"] / df["total_gbps"]
     return df
@@ -294,21 +269,21 @@ def _pairs_table(kind: str, results, profile) -> pd.DataFrame:
 def _convergence_table(results, flows_of, profile) -> pd.DataFrame:
     start = PROFILES[profile]["start2"]
     rows = []
-    for (first, second, rtt, rep), _ in cells(profile)["conv"]:
-        name = cell_name("conv", (first, second, rtt, rep))
+    for name, cell, _ in runs_of(profile, "conv"):
         if name not in results:
             continue
         s = _series(flows_of(name), 1)
         tc, sp = convergence(s["t_s"], s["throughput_mbps"] / 1e3, start)
-        rows.append({"first": first, "second": second, "rtt_ms": rtt, "tc_s": tc,
+        rows.append({**{k: cell.axes[k] for k in ("first", "second", "rtt_ms")}, "tc_s": tc,
                      "spread_gbps": sp})
     df = pd.DataFrame(rows, columns=["first", "second", "rtt_ms", "tc_s", "spread_gbps"]).astype(
         {"tc_s": float, "spread_gbps": float})
-    g = df.groupby(["first", "second", "rtt_ms"], sort=False)
-    return pd.DataFrame({"tc_mean_s": g["tc_s"].mean(), "tc_std_s": g["tc_s"].std(ddof=1),
-                         "spread_mean_gbps": g["spread_gbps"].mean(),
-                         "spread_std_gbps": g["spread_gbps"].std(ddof=1),
-                         "converged": g["tc_s"].count(), "runs": g.size()}).reset_index()
+
+    def row(g):
+        tc, sp = (metrics.aggregate(g[c].to_numpy()) for c in ("tc_s", "spread_gbps"))
+        return {"tc_mean_s": tc["mean"], "tc_std_s": tc["std"], "spread_mean_gbps": sp["mean"],
+                "spread_std_gbps": sp["std"], "converged": tc["n"], "runs": len(g)}
+    return _per_group(df, ["first", "second", "rtt_ms"], row)
 
 
 def _ours(tables: dict, table: str, variant: str, rtt: float, drop, column: str) -> float:
@@ -326,37 +301,19 @@ def _ours(tables: dict, table: str, variant: str, rtt: float, drop, column: str)
     return float(vals.iloc[0]) if len(vals) else math.nan
 
 
-def agrees(ours: float, low: float, high: float, metric: str = "") -> bool | None:
-    """Within tolerance of a published value or range: AGREE_TOLERANCE of the
-    nearer end, or the metric's ABSOLUTE_TOLERANCE."""
-    if math.isnan(ours):
-        return None
-    if metric in ABSOLUTE_TOLERANCE:
-        tol = ABSOLUTE_TOLERANCE[metric]
-        return bool(low - tol <= ours <= high + tol)
-    lo = low * (1 - AGREE_TOLERANCE) if math.isfinite(low) else -INF
-    hi = high * (1 + AGREE_TOLERANCE) if math.isfinite(high) else INF
-    return bool(lo <= ours <= hi)
-
-
-def _published_text(low: float, high: float) -> str:
-    if low == high:
-        return f"{low:g}"
-    if not math.isfinite(high):
-        return f">= {low:g}"
-    return f"<= {high:g}" if low == 0 else f"{low:g}-{high:g}"
-
-
-def published_vs_ours(tables: dict) -> pd.DataFrame:
+def agreement(tables: dict) -> pd.DataFrame:
+    """Every published number (data/tengig/published.csv) beside ours, through
+    the studies' comparison routine."""
     rows = []
-    for table, v, rtt, drop, metric, low, high in PUBLISHED:
-        ours = _ours(tables, table, v, rtt, drop, metric)
-        rows.append({"table": table, "variant": v, "rtt_ms": rtt,
-                     "drop_rate": math.nan if drop is None else drop, "metric": metric,
-                     "paper": _published_text(low, high), "ours": ours,
-                     "runs": _ours(tables, table, v, rtt, drop, "runs"),
-                     "agrees": agrees(ours, low, high, metric)})
-    return pd.DataFrame(rows).astype({"runs": "Int64"})
+    for r in protocol.published(NAME, "published"):
+        where = (r["table"], r["variant"], r["rtt_ms"], r["drop_rate"])
+        runs = _ours(tables, *where, "runs")
+        drop = "" if r["drop_rate"] is None else f", drop {r['drop_rate']:g}"
+        rows.append(protocol.compare(
+            f"{r['table']}: {r['variant']} {r['metric']}, {r['rtt_ms']:g} ms{drop}",
+            r["source"], r["paper"], _ours(tables, *where, r["metric"]), r["tolerance"],
+            None if math.isnan(runs) else int(runs)))
+    return protocol.agreement(rows)
 
 
 def report(results: dict[str, dict], profile: str, flows_of) -> dict:
@@ -365,8 +322,8 @@ def report(results: dict[str, dict], profile: str, flows_of) -> dict:
               "fairness": _pairs_table("fair", results, profile),
               "compatibility": _pairs_table("compat", results, profile),
               "convergence": _convergence_table(results, flows_of, profile)}
-    pub = published_vs_ours(tables)
-    tables["published_vs_ours"] = pub[pub["ours"].notna()].reset_index(drop=True)
+    agree = agreement(tables)
+    tables["agreement"] = agree[agree["ours"].notna()].reset_index(drop=True)
     p = PROFILES[profile]
     figures = {"fig4-7a_responsiveness": _responsiveness_plot(tables["responsiveness"], p),
                **{f"fig{4 + RTTS_MS.index(rtt)}b_efficiency_{rtt:g}ms":
@@ -375,7 +332,7 @@ def report(results: dict[str, dict], profile: str, flows_of) -> dict:
                                                    "total throughput of the two flows (Gbit/s)"),
                "fig10_fairness": _pair_bars(tables, "jain", "Jain's fairness index"),
                "fig9_convergence": _convergence_plot(tables["convergence"])}
-    notes = [__doc__.split("\n\n", 1)[0]]
+    notes = [__doc__.split("\n\n", 1)[0], protocol.agreement_note(tables["agreement"])]
     if PROFILES[profile]["line_gbps"] != 10.0:
         notes.append(f"Profile {profile} runs at {PROFILES[profile]['line_gbps']:g} Gbit/s: "
                      "its throughputs are not comparable with the paper's 9.5 Gbit/s numbers.")

@@ -1,0 +1,169 @@
+"""The protocol every study follows (docs/studies/README.md).
+
+- `design(profile) -> Design`: the study's cells, each a name, a scenario
+  document and the values of its design axes, and the seed of each repetition.
+  The sweep machinery (`sweep.plan` with `seeds`) expands a cell into one run
+  per repetition; `Design.runs()` names them.
+- The paper's published values live in CSV files beside the study
+  (`studies/data/<study>/<table>.csv`), each row with its source in the paper;
+  `published(study, table)` reads them.
+- `compare(paper, ours, tolerance)` judges one published value against ours,
+  and `agreement(rows)` lays every study's comparisons out in the same columns;
+  `agreement_note` counts them from that table.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+
+from .._lazy import LazyModule
+
+pd = LazyModule("pandas")
+
+# The agreement table's columns, the same in every study: what is compared, where
+# the paper gives it, the paper's value (a number, a range or a bound), ours, how
+# far ours lies outside the paper's value, the tolerance, the verdict, and how many
+# runs back ours.
+AGREEMENT_COLUMNS = ("quantity", "source", "paper", "ours", "difference", "tolerance",
+                     "agrees", "runs")
+# Ours agrees with a published number when within 10% of it (of the nearer end of
+# a range or bound) unless the study's data give another tolerance.
+DEFAULT_TOLERANCE = "10%"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One design point: its name, its scenario document (no seed: the design's
+    seeds give each repetition its own) and the values of its design axes."""
+
+    name: str
+    scenario: dict
+    axes: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Design:
+    """A study's cells and the seed of each repetition. A run is named after its
+    cell, with `rep_name` (formatted with the repetition) appended."""
+
+    cells: list[Cell]
+    seeds: tuple[int, ...] = (1,)
+    rep_name: str = ""
+
+    def sweep(self, cell: Cell) -> dict:
+        """The cell as a sweep document: its scenario, one run per seed."""
+        return {**cell.scenario, "sweep": {"seeds": list(self.seeds)}}
+
+    def run_name(self, cell: Cell, rep: int) -> str:
+        return cell.name + self.rep_name.format(rep=rep)
+
+    def runs(self) -> list[tuple[str, Cell, int]]:
+        """(run name, cell, repetition) of every run, cell by cell."""
+        return [(self.run_name(c, r), c, r) for c in self.cells for r in range(len(self.seeds))]
+
+
+# ----- the paper's values -----------------------------------------------------------------
+
+
+def _value(text: str):
+    """A CSV field: an int, a float, a string, or None when empty."""
+    if text == "":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def published(study: str, table: str) -> list[dict]:
+    """The rows of studies/data/<study>/<table>.csv, numbers parsed; every row
+    names its source in the paper."""
+    path = resources.files(__package__) / "data" / study / f"{table}.csv"
+    with path.open(newline="") as f:
+        rows = [{k: _value(v) for k, v in row.items()} for row in csv.DictReader(f)]
+    missing = [i for i, r in enumerate(rows) if not r.get("source")]
+    if missing:
+        raise ValueError(f"{path}: row {missing[0] + 1} has no source")
+    return rows
+
+
+# ----- comparison -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Published:
+    """A published value as an interval: a number is [x, x], "a..b" a range,
+    "<= x" or "> x" a bound (strict bounds exclude their end)."""
+
+    low: float
+    high: float
+    low_open: bool = False
+    high_open: bool = False
+
+    @classmethod
+    def parse(cls, text) -> Published:
+        if isinstance(text, int | float):
+            return cls(float(text), float(text))
+        s = str(text).strip()
+        for op in ("<=", ">=", "<", ">"):
+            if s.startswith(op):
+                x = float(s[len(op):])
+                return cls(x, math.inf, low_open=op == ">") if op[0] == ">" else \
+                    cls(-math.inf, x, high_open=op == "<")
+        if ".." in s:
+            low, high = (float(x) for x in s.split(".."))
+            return cls(low, high)
+        return cls(float(s), float(s))
+
+    def nearest(self, x: float) -> float:
+        return min(max(x, self.low), self.high)
+
+
+def tolerance_of(text) -> tuple[float, float]:
+    """(relative, absolute) from "10%" or an absolute number such as 0.03."""
+    s = str(DEFAULT_TOLERANCE if text is None or text == "" else text).strip()
+    return (float(s[:-1]) / 100, 0.0) if s.endswith("%") else (0.0, float(s))
+
+
+def agrees(ours: float, paper: Published, tolerance=None) -> bool | None:
+    """Whether ours lies within the published interval widened by the tolerance
+    (relative: of the end it widens); None when ours is missing."""
+    if ours is None or math.isnan(ours):
+        return None
+    rel, tol = tolerance_of(tolerance)
+    lo = paper.low - tol - rel * abs(paper.low) if math.isfinite(paper.low) else -math.inf
+    hi = paper.high + tol + rel * abs(paper.high) if math.isfinite(paper.high) else math.inf
+    above = ours > lo if paper.low_open else ours >= lo
+    below = ours < hi if paper.high_open else ours <= hi
+    return bool(above and below)
+
+
+def compare(quantity: str, source: str, paper, ours, tolerance=None, runs=None) -> dict:
+    """One row of an agreement table: the paper's value (as written), ours, how far
+    ours lies outside it (0 inside), the tolerance and the verdict."""
+    value = math.nan if ours is None else float(ours)
+    p = Published.parse(paper)
+    return {"quantity": quantity, "source": source, "paper": str(paper), "ours": value,
+            "difference": value - p.nearest(value), "tolerance":
+                str(DEFAULT_TOLERANCE if tolerance in (None, "") else tolerance),
+            "agrees": agrees(value, p, tolerance), "runs": runs}
+
+
+def agreement(rows: list[dict]) -> pd.DataFrame:
+    """The agreement table from `compare` rows (nullable verdicts and run counts)."""
+    df = pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
+    return df.astype({"ours": float, "difference": float, "agrees": "boolean",
+                      "runs": "Int64"})
+
+
+def agreement_note(table: pd.DataFrame) -> str:
+    """How many published values ours agrees with, counted from the table."""
+    judged = table["agrees"].notna()
+    return (f"Agreement: ours agrees with {int(table['agrees'][judged].sum())} of "
+            f"{int(judged.sum())} published values compared ({len(table)} listed; "
+            "tolerances in the agreement table).")
