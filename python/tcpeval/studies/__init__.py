@@ -1,12 +1,15 @@
-"""Ready-made studies: each reproduces a classic evaluation as sweeps (data) plus
+"""Ready-made studies: each reproduces a classic evaluation as cells (data) plus
 the analysis that turns its result store into the paper's tables and figures.
 
-A study module provides NAME, TITLE, SOURCE, PROFILES (smoke, quick, full), and
-    sweeps(profile) -> list of (part name, sweep document)
-    report(store, profile) -> {"tables": {name: DataFrame}, "figures": {...},
-                               "notes": [...]}
-`run_study` runs every part into one result store (shared points run once);
-`report_study` writes the HTML report with CSV tables and PNG figures.
+Every study follows one protocol (protocol.py, docs/studies/README.md): NAME,
+TITLE, SOURCE, PROFILES (smoke, quick, full), and
+    design(profile) -> Design: cells (name, scenario, axes) and repetition seeds
+    report(results, profile, flows_of) -> {"tables": {name: DataFrame},
+                                           "figures": {...}, "notes": [...]}
+with the paper's values in data/<study>/*.csv and an "agreement" table built by
+protocol.compare. `run_study` runs every cell into one result store (shared
+points run once); `report_study` writes the HTML report with CSV tables and
+PNG and SVG figures.
 """
 
 from __future__ import annotations
