@@ -4,9 +4,11 @@ Canonical form: every field whose value is the engine's default for it (the
 defaults of the engine's JSON Schema, `_sim.config_schema()`) is left out, keys
 sorted. A field added later with a default therefore leaves the key of
 every run that does not set it unchanged, and stores written before stay valid
-(issue 27.3). Keys of stores written before the canonical form (version 1: the
-hash of the whole resolved dict) are migrated when the store is opened
-(`store.Store`).
+(issue 27.3). Keys of stores written by an older rule are migrated when the
+store is opened (`store.Store`): version 1 hashed the whole resolved dict;
+version 2 hashed the canonical form of a network with a single bottleneck's
+fields beside an optional hop list, which version 3 reads as a list of hops
+only (`current_form`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import hashlib
 import json
 
 # Version of the key rule, recorded in every stored run and in the store.
-KEY_VERSION = 2
+KEY_VERSION = 3
 
 # The front end's own defaults (the resolved scenario's "meta").
 META_DEFAULTS = {"background": None}
@@ -60,8 +62,29 @@ def _definition(schema: dict, ref: str) -> dict:
 
 
 def run_key(resolved: dict) -> str:
-    """Content hash of a resolved scenario's canonical form."""
-    return _hash(canonical(resolved))
+    """Content hash of a resolved scenario's canonical form (a scenario of an
+    older store is first brought to the current form)."""
+    return _hash(canonical(current_form(resolved)))
+
+
+# The single bottleneck's fields of the network of key versions 1 and 2, which
+# are also a hop's (under the same name).
+_OLD_HOP_FIELDS = ("buffer_pkts", "buffer_bytes", "reverse_buffer_pkts", "reverse_buffer_bytes",
+                   "queue", "loss", "red")
+
+
+def current_form(resolved: dict) -> dict:
+    """A resolved scenario with its network as the engine takes it today:
+    access rate and hops. Before (key versions 1 and 2) a dumbbell was written
+    as top-level bottleneck fields and `hops` was null; a parking lot's hops
+    came beside those fields, which the engine then ignored."""
+    net = resolved.get("network")
+    if not isinstance(net, dict) or "bottleneck_rate_bps" not in net:
+        return resolved
+    hops = net.get("hops") or [{
+        "rate_bps": net["bottleneck_rate_bps"], "delay_ns": net.get("bottleneck_delay_ns", 0),
+        **{k: net[k] for k in _OLD_HOP_FIELDS if k in net}}]
+    return {**resolved, "network": {"access_rate_bps": net["access_rate_bps"], "hops": hops}}
 
 
 def legacy_run_key(resolved: dict) -> str:

@@ -639,19 +639,26 @@ def _red(red: Red) -> dict:
     return {k: v for k, v in red.model_dump().items() if v is not None}
 
 
-def _hops(net: Network, rtt_s: float) -> list[dict] | None:
-    if not net.hops:
-        return None
+def _hop_entries(net: Network) -> list[tuple[str, Hop]]:
+    """The chain's hops with the field each is written under: [[network.hops]],
+    or the dumbbell's one hop from the [network] table itself."""
+    if net.hops:
+        return [(f"network.hops[{j}]", h) for j, h in enumerate(net.hops)]
+    one = Hop(rate=net.bottleneck, delay=net.bottleneck_delay, buffer=net.buffer,
+              reverse_buffer=net.reverse_buffer, queue=net.queue, loss=net.loss, red=net.red)
+    return [("network", one)]
+
+
+def _hops(net: Network, rtt_s: float) -> list[dict]:
+    """The engine's hops (docs/engine-interface.md: `network.hops`)."""
     out = []
-    for j, h in enumerate(net.hops):
+    for field, h in _hop_entries(net):
         rate = parse_rate(h.rate)
-        fwd = _buffer(h.buffer, rate, rtt_s, f"network.hops[{j}].buffer")
-        rev = _buffer(h.reverse_buffer or h.buffer, rate, rtt_s,
-                      f"network.hops[{j}].reverse_buffer")
+        fwd = _buffer(h.buffer, rate, rtt_s, f"{field}.buffer")
+        rev = _buffer(h.reverse_buffer or h.buffer, rate, rtt_s, f"{field}.reverse_buffer")
         out.append({
             "rate_bps": rate, "delay_ns": _ns(parse_time(h.delay)),
-            "buffer_pkts": fwd.get("pkts"), "buffer_bytes": fwd.get("bytes"),
-            "reverse_buffer_pkts": rev.get("pkts"), "reverse_buffer_bytes": rev.get("bytes"),
+            **_limits("buffer", fwd), **_limits("reverse_buffer", rev),
             "queue": h.queue, "loss": h.loss, "red": _red(h.red),
         })
     return out
@@ -901,22 +908,17 @@ def resolve(sc: Scenario, *, seed: int | None = None, base_dir: Path | None = No
         raise ScenarioError("run.measure_from: must be before the end of the run")
     trace = (parse_time(run.trace_interval, allow_zero=False) if run.trace_interval is not None
              else min(interval, DEFAULT_TRACE_INTERVAL_S))
-    fwd = _buffer(net.buffer, rate, rtt_s, "network.buffer")
-    rev = _buffer(net.reverse_buffer or net.buffer, rate, rtt_s, "network.reverse_buffer")
+    hops = _hops(net, rtt_s)
     flows, logical = _engine_flows(sc, rtt_s, duration)
     background = _background(sc, rate, duration, base_dir)
     udp = _udp(sc, rate, rtt_s, duration)
     if not flows and not udp and not background:
         raise ScenarioError("flows: at least one [[flows]] entry (or [[udp]] / [background]) "
                             "is needed")
-    _check_rows(duration, interval, trace, len(flows) + len(udp) + 2 * len(net.hops or [1]))
+    _check_rows(duration, interval, trace, len(flows) + len(udp) + 2 * len(hops))
     network = {
-        "bottleneck_rate_bps": rate,
-        "bottleneck_delay_ns": _ns(parse_time(net.bottleneck_delay)),
         "access_rate_bps": parse_rate(net.access_rate) if net.access_rate else 10 * rate,
-        **_limits("buffer", fwd), **_limits("reverse_buffer", rev),
-        "queue": net.queue, "loss": net.loss, "red": _red(net.red),
-        "hops": _hops(net, rtt_s),
+        "hops": hops,
     }
     return {
         "seed": run.seed,

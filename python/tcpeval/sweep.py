@@ -67,8 +67,8 @@ class Plan:
         """Upper bound on simulated bottleneck packets: rate x duration / 1500 B."""
         total = 0.0
         for r in self.runs:
-            net = r.resolved["network"]
-            total += net["bottleneck_rate_bps"] * r.resolved["duration_ns"] / 1e9 / (1500 * 8)
+            rate = max(h["rate_bps"] for h in r.resolved["network"]["hops"])
+            total += rate * r.resolved["duration_ns"] / 1e9 / (1500 * 8)
         return int(total)
 
 
@@ -468,8 +468,7 @@ def seed_matters(resolved: dict) -> bool:
     background traffic or a sender's send overhead. (Start jitter is drawn into
     the start times, so it shows as configs that differ; the kernel testbed
     varies by itself.)"""
-    net = resolved["network"]
-    links = [net, *(net.get("hops") or [])]
+    links = resolved["network"]["hops"]
     return (resolved["meta"].get("backend", "sim") != "sim"
             or resolved["meta"].get("background") is not None
             or any(h["loss"] > 0 or h["queue"] == "red" for h in links)

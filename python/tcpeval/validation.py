@@ -214,13 +214,9 @@ def engine_config(case: Case, loss_events: int = LOSS_EVENTS, seed: int = 1) -> 
         "interval_ns": int(max(duration_s / 200, case.rtt_s) * 1e9),
         "trace_interval_ns": int(max(duration_s / 4000, case.rtt_s / 2) * 1e9),
         "network": {
-            "bottleneck_rate_bps": RATE_BPS,
-            "bottleneck_delay_ns": 0,
             "access_rate_bps": RATE_BPS * 10,
-            "buffer_pkts": bdp_pkts,
-            "reverse_buffer_pkts": bdp_pkts,
-            "queue": "droptail",
-            "loss": case.p,
+            "hops": [{"rate_bps": RATE_BPS, "buffer_pkts": bdp_pkts,
+                      "reverse_buffer_pkts": bdp_pkts, "loss": case.p}],
         },
         "flows": [
             {
@@ -268,8 +264,8 @@ def fairness(cc: str, seed: int = 1) -> dict:
     cfg = {
         "seed": seed, "duration_ns": 300 * 10**9, "interval_ns": 10**9,
         "trace_interval_ns": 10**9,
-        "network": {"bottleneck_rate_bps": 1e9, "access_rate_bps": 1e10,
-                    "buffer_pkts": bdp, "reverse_buffer_pkts": bdp},
+        "network": {"access_rate_bps": 1e10,
+                    "hops": [{"rate_bps": 1e9, "buffer_pkts": bdp, "reverse_buffer_pkts": bdp}]},
         "flows": [{"cc": cc, "rtt_ns": 50 * 10**6},
                   {"cc": cc, "rtt_ns": 50 * 10**6, "start_ns": 30 * 10**9}],
     }

@@ -55,10 +55,10 @@ def test_the_schema_refuses_what_the_engine_refuses(validator):
     bad["flows"][0]["cc"] = "nosuch"
     bad["flows"][0]["bogus"] = 1
     del bad["flows"][0]["rtt_ns"]
-    bad["network"]["queue"] = "fifo"
+    bad["network"]["hops"][0]["queue"] = "fifo"
     errors = _errors(validator, bad)
     assert len(errors) == 4, errors
-    assert {e.split(":")[0] for e in errors} == {"flows.0", "flows.0.cc", "network.queue"}
+    assert {e.split(":")[0] for e in errors} == {"flows.0", "flows.0.cc", "network.hops.0.queue"}
 
 
 @pytest.mark.parametrize("cc, params, where", [

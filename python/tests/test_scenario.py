@@ -97,10 +97,10 @@ def test_parallel_streams_expand_and_split_the_transfer():
 def test_buffer_resolution_uses_the_network_bdp():
     r = resolved({"network": {"bottleneck": "100Mbps", "rtt": "100ms", "buffer": "20%bdp",
                               "reverse_buffer": "2MB"}, "flows": [{}]})
-    n = r["network"]
+    [n] = r["network"]["hops"]
     assert (n["buffer_pkts"], n["buffer_bytes"]) == (167, None)
     assert (n["reverse_buffer_pkts"], n["reverse_buffer_bytes"]) == (None, 2_000_000)
-    assert n["access_rate_bps"] == 1e9
+    assert r["network"]["access_rate_bps"] == 1e9
 
 
 def test_overrides_reach_nested_keys_and_list_items():
@@ -110,7 +110,7 @@ def test_overrides_reach_nested_keys_and_list_items():
     apply_override(data, "run.duration='5s'")
     r = resolve(load_scenario(data))
     assert r["flows"][0]["cc"] == "newreno"
-    assert r["network"]["loss"] == 1e-4
+    assert r["network"]["hops"][0]["loss"] == 1e-4
     assert r["duration_ns"] == 5 * 10**9
 
 

@@ -112,8 +112,9 @@ def test_the_canonical_form_keeps_what_differs_from_the_defaults():
     c = runkey.canonical(r)
     flow = c["flows"][0]
     assert "mss" not in flow and "sack" not in flow and "send_overhead_ns" not in flow
-    assert flow["cc"] == "reno" and c["network"]["loss"] == 1e-3
-    assert "udp" not in c and "red" not in c["network"]
+    hop = c["network"]["hops"][0]
+    assert flow["cc"] == "reno" and hop["loss"] == 1e-3
+    assert "udp" not in c and "red" not in hop and "delay_ns" not in hop
     assert flow["group"] == "reno-0"  # a value that is not the default
 
 
@@ -129,3 +130,43 @@ def test_a_damaged_run_under_the_new_key_is_moved_aside_not_the_good_copy(old_st
     assert json.loads((runs / new / "summary.json").read_text())["flows"]  # the good copy
     assert [k for k, _ in store.quarantined] == [new]
     assert all(store.has(r.key) for r in plan.runs)
+
+
+def _as_rule_2(store: Path) -> None:
+    """The old store as the code of key rule 2 (2026-11-26, a network of a single
+    bottleneck's fields plus optional hops) left it after migrating it: its runs
+    named by the keys that code computed (keys-v2.json)."""
+    names = json.loads((DATA / "keys-v2.json").read_text())
+    runs = store / "runs"
+    for old, new in names.items():
+        params = json.loads((runs / old / "params.json").read_text())
+        (runs / old / "params.json").write_text(json.dumps({**params, "key": new,
+                                                            "key_version": 2}))
+        (runs / old).rename(runs / new)
+    sweep = store / "sweeps" / "sweep.json"
+    doc = json.loads(sweep.read_text())
+    sweep.write_text(json.dumps({**doc, "runs": [names.get(k, k) for k in doc["runs"]]}))
+    (store / "store.json").write_text(json.dumps({"tcpeval": "store", "key_version": 2}))
+
+
+def test_a_store_of_key_rule_2_finds_every_run_after_the_hop_list(old_store):
+    _as_rule_2(old_store)
+    plan = sw.plan(DATA / "sweep.toml")
+    assert KEY_VERSION == 3 and not {r.key for r in plan.runs} & set(
+        json.loads((DATA / "keys-v2.json").read_text()).values())
+    store = Store(old_store)
+    assert all(store.has(r.key) for r in plan.runs)
+    assert {p.name for p in (old_store / "runs").iterdir()} == {r.key for r in plan.runs}
+    sweep_doc = json.loads((old_store / "sweeps" / "sweep.json").read_text())
+    assert sweep_doc["runs"] == [r.key for r in plan.runs]
+
+
+def test_the_old_network_form_is_read_as_one_hop():
+    r = sw.plan(DATA / "sweep.toml").runs[0].resolved
+    hop = r["network"]["hops"][0]
+    old = {**r, "network": {"bottleneck_rate_bps": hop["rate_bps"], "bottleneck_delay_ns": 0,
+                            "access_rate_bps": r["network"]["access_rate_bps"], "hops": None,
+                            **{k: v for k, v in hop.items() if k not in ("rate_bps", "delay_ns")}}}
+    assert runkey.current_form(old) == r
+    assert runkey.run_key(old) == runkey.run_key(r)
+    assert runkey.current_form(r) is r

@@ -39,7 +39,7 @@ def test_axes_expand_to_the_product_times_repetitions():
                                                             sw.derive_seed(7, 1)}
     r0 = p.runs[0]
     # 20% of the BDP of 20 Mbit/s x 20 ms (50 kB) = 10 kB = 6.7 packets, rounded up
-    assert r0.resolved["network"]["buffer_pkts"] == 7
+    assert r0.resolved["network"]["hops"][0]["buffer_pkts"] == 7
 
 
 

@@ -363,7 +363,7 @@ def _plan(**over):
 
     cfg = engine({"network": {"bottleneck": "100Mbps", "rtt": "50ms", "buffer": "1bdp"},
                   "flows": [{"cc": "cubic", "count": 2}], "run": {"duration": "10s"}})
-    cfg["network"].update(over)
+    cfg["network"]["hops"][0].update(over)
     return make_plan(cfg, "tcpe-x-", "nfqueue", "/bin/true")
 
 

@@ -83,8 +83,8 @@ def test_web_transfers_complete_and_deliver_every_byte_through_the_engine():
                          rtts=tr.RttModel(kind="uniform", low_ms=10, high_ms=200))
     cfg = {
         "seed": 1, "duration_ns": 40 * 10**9, "interval_ns": 10**9, "trace_interval_ns": 10**9,
-        "network": {"bottleneck_rate_bps": 100e6, "access_rate_bps": 1e9,
-                    "buffer_pkts": 800, "reverse_buffer_pkts": 800},
+        "network": {"access_rate_bps": 1e9, "hops": [{"rate_bps": 100e6, "buffer_pkts": 800,
+                                                      "reverse_buffer_pkts": 800}]},
         "flows": flows,
     }
     res = json.loads(_sim.simulate(json.dumps(cfg)))

@@ -113,9 +113,8 @@ fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, (s, r): (u32, u32)) -> (Sende
 }
 
 pub fn build(cfg: &ValidConfig) -> Built {
-    let hop_cfgs = cfg.network.hop_list();
-    let delays: Vec<u64> = hop_cfgs.iter().map(|h| h.delay_ns).collect();
-    let n_hops = hop_cfgs.len();
+    let delays = cfg.network.hop_delays();
+    let n_hops = delays.len();
     let mut hosts = Vec::new();
     for (i, f) in cfg.flows.iter().enumerate() {
         let nic = f.nic_queue_pkts.map_or(UNLIMITED, Limit::Packets);
@@ -126,7 +125,7 @@ pub fn build(cfg: &ValidConfig) -> Built {
         let ends = endpoints(&u.direction, u.path, n_hops);
         hosts.extend(host_pair(NodeKind::UdpSource(k as u32), NodeKind::UdpSink(k as u32), ends, u.rtt_ns, &delays, UNLIMITED, 0));
     }
-    let hops = hop_cfgs.iter().map(hop).collect();
+    let hops = cfg.network.hops.iter().map(hop).collect();
     let topo = chain(hops, &hosts, cfg.network.access_rate_bps, cfg.seed);
     let pair = |k: usize| (topo.hosts[2 * k], topo.hosts[2 * k + 1]);
     let n = cfg.flows.len();

@@ -26,15 +26,25 @@ pub struct Config {
     pub udp: Vec<UdpConfig>,
 }
 
-#[derive(Deserialize, JsonSchema, Debug, Clone)]
+/// The network: a chain of bottleneck hops between routers 0..=n, hosts attached
+/// to routers by access links. One hop is the dumbbell; several are a parking lot.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkConfig {
-    pub bottleneck_rate_bps: f64,
-    /// One-way propagation delay of the bottleneck link.
-    #[serde(default)]
-    pub bottleneck_delay_ns: u64,
     /// Rate of every host's access link.
     pub access_rate_bps: f64,
+    /// The hops of the chain, in order from router 0 (at least one).
+    pub hops: Vec<HopConfig>,
+}
+
+/// One bottleneck hop, both directions (forward: data from router j to j + 1).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct HopConfig {
+    pub rate_bps: f64,
+    /// One-way propagation delay.
+    #[serde(default)]
+    pub delay_ns: u64,
     /// Forward (data) queue limit: exactly one of packets or bytes.
     #[serde(default)]
     pub buffer_pkts: Option<u64>,
@@ -47,38 +57,10 @@ pub struct NetworkConfig {
     #[serde(default = "default_queue")]
     #[schemars(schema_with = "queue_schema")]
     pub queue: String,
-    /// Bernoulli drop probability of data packets entering the forward bottleneck.
+    /// Bernoulli drop probability of data packets entering the forward direction.
     #[serde(default)]
     pub loss: f64,
     /// RED parameters when `queue = "red"`; missing ones are derived from the buffer.
-    #[serde(default)]
-    pub red: RedConfig,
-    /// A parking lot: several hops in a chain. Absent: one hop built from the
-    /// bottleneck fields above (the dumbbell).
-    #[serde(default)]
-    pub hops: Option<Vec<HopConfig>>,
-}
-
-/// One hop of a chain (parking lot); same fields as the single bottleneck.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct HopConfig {
-    pub rate_bps: f64,
-    #[serde(default)]
-    pub delay_ns: u64,
-    #[serde(default)]
-    pub buffer_pkts: Option<u64>,
-    #[serde(default)]
-    pub buffer_bytes: Option<u64>,
-    #[serde(default)]
-    pub reverse_buffer_pkts: Option<u64>,
-    #[serde(default)]
-    pub reverse_buffer_bytes: Option<u64>,
-    #[serde(default = "default_queue")]
-    #[schemars(schema_with = "queue_schema")]
-    pub queue: String,
-    #[serde(default)]
-    pub loss: f64,
     #[serde(default)]
     pub red: RedConfig,
 }
@@ -250,10 +232,8 @@ impl NetworkConfig {
     /// access links ten times faster than the bottleneck.
     pub fn dumbbell(rate_bps: f64, buffer_pkts: u64) -> NetworkConfig {
         serde_json::from_value(serde_json::json!({
-            "bottleneck_rate_bps": rate_bps,
             "access_rate_bps": rate_bps * 10.0,
-            "buffer_pkts": buffer_pkts,
-            "reverse_buffer_pkts": buffer_pkts,
+            "hops": [{"rate_bps": rate_bps, "buffer_pkts": buffer_pkts, "reverse_buffer_pkts": buffer_pkts}],
         }))
         .expect("defaults are valid")
     }
@@ -346,13 +326,13 @@ impl Config {
 
     /// Check every value and build each flow's algorithm, once.
     pub fn validated(self) -> Result<ValidConfig, ConfigError> {
-        self.check()?;
         let delays = self.network.hop_delays();
+        self.check(&delays)?;
         let algorithms = self.flows.iter().enumerate().map(|(i, f)| f.validate(i, &delays)).collect::<Result<_, _>>()?;
         Ok(ValidConfig { cfg: self, algorithms })
     }
 
-    fn check(&self) -> Result<(), ConfigError> {
+    fn check(&self, delays: &[u64]) -> Result<(), ConfigError> {
         if self.duration_ns == 0 {
             return Err(err("duration_ns", "must be positive"));
         }
@@ -363,9 +343,8 @@ impl Config {
         if self.flows.is_empty() && self.udp.is_empty() {
             return Err(err("flows", "at least one flow or UDP stream is needed"));
         }
-        let delays = self.network.hop_delays();
         for (i, u) in self.udp.iter().enumerate() {
-            u.validate(i, &delays)?;
+            u.validate(i, delays)?;
         }
         Ok(())
     }
@@ -416,37 +395,18 @@ impl UdpConfig {
 }
 
 impl NetworkConfig {
-    /// The hops of the chain: the configured list, or the single bottleneck.
-    pub fn hop_list(&self) -> Vec<HopConfig> {
-        self.hops.clone().unwrap_or_else(|| {
-            vec![HopConfig {
-                rate_bps: self.bottleneck_rate_bps,
-                delay_ns: self.bottleneck_delay_ns,
-                buffer_pkts: self.buffer_pkts,
-                buffer_bytes: self.buffer_bytes,
-                reverse_buffer_pkts: self.reverse_buffer_pkts,
-                reverse_buffer_bytes: self.reverse_buffer_bytes,
-                queue: self.queue.clone(),
-                loss: self.loss,
-                red: self.red.clone(),
-            }]
-        })
-    }
-
+    /// One-way delay of each hop, in chain order.
     pub fn hop_delays(&self) -> Vec<u64> {
-        self.hop_list().iter().map(|h| h.delay_ns).collect()
+        self.hops.iter().map(|h| h.delay_ns).collect()
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
-        positive("network.bottleneck_rate_bps", self.bottleneck_rate_bps)?;
         positive("network.access_rate_bps", self.access_rate_bps)?;
-        let hops = self.hop_list();
-        if hops.is_empty() {
+        if self.hops.is_empty() {
             return Err(err("network.hops", "at least one hop is needed"));
         }
-        for (j, h) in hops.iter().enumerate() {
-            let field = if self.hops.is_some() { format!("network.hops[{j}]") } else { "network".into() };
-            h.validate(&field)?;
+        for (j, h) in self.hops.iter().enumerate() {
+            h.validate(&format!("network.hops[{j}]"))?;
         }
         Ok(())
     }
@@ -597,7 +557,7 @@ mod tests {
         Config::from_json(text).unwrap_err().to_string()
     }
 
-    const BASE: &str = r#"{"seed":1,"duration_ns":1000000000,"interval_ns":1000000,"trace_interval_ns":1000000,"network":{"bottleneck_rate_bps":1e7,"access_rate_bps":1e8,"buffer_pkts":10,"reverse_buffer_pkts":10},"flows":[{"cc":"reno","rtt_ns":1000000},{"cc":"reno","rtt_ns":1000000,"initial_cwnd":IW}]}"#;
+    const BASE: &str = r#"{"seed":1,"duration_ns":1000000000,"interval_ns":1000000,"trace_interval_ns":1000000,"network":{"access_rate_bps":1e8,"hops":[{"rate_bps":1e7,"buffer_pkts":10,"reverse_buffer_pkts":10}]},"flows":[{"cc":"reno","rtt_ns":1000000},{"cc":"reno","rtt_ns":1000000,"initial_cwnd":IW}]}"#;
 
     #[test]
     fn the_schema_carries_the_names_requirements_and_defaults() {
@@ -639,7 +599,7 @@ mod tests {
         let e = error_of(&BASE.replace("IW", "-1"));
         assert!(e.starts_with("flows[1].initial_cwnd: invalid value: integer `-1`"), "{e}");
         let e = error_of(&BASE.replace("IW", "10").replace(r#""buffer_pkts":10"#, r#""buffer_pkts":1e20"#));
-        assert!(e.starts_with("network.buffer_pkts: invalid type"), "{e}");
+        assert!(e.starts_with("network.hops[0].buffer_pkts: invalid type"), "{e}");
         let e = error_of(&BASE.replace("IW", "10").replace(r#""seed":1"#, r#""seed":-1"#));
         assert!(e.starts_with("seed: invalid value"), "{e}");
     }

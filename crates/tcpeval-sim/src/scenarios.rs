@@ -14,7 +14,7 @@ pub fn dumbbell(rate_bps: f64, rtt_ms: u64, buffer_bdp: f64, loss: f64, flows: u
     let bdp_pkts = rate_bps * rtt_ms as f64 / 1e3 / 8.0 / 1500.0;
     let buf = ((bdp_pkts * buffer_bdp).ceil() as u64).max(1);
     let mut network = NetworkConfig::dumbbell(rate_bps, buf);
-    network.loss = loss;
+    network.hops[0].loss = loss;
     Config {
         seed: 1,
         duration_ns: (duration_s * SEC as f64) as u64,

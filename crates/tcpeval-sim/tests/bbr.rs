@@ -22,7 +22,7 @@ fn bbr_alone_fills_the_link_with_less_than_a_bdp_of_queue() {
 fn bbr_keeps_most_of_the_link_at_one_percent_loss_where_reno_collapses() {
     let run = |cc: &str| {
         let mut cfg = dumbbell(100e6, 40, 1.0, 40, vec![flow(cc, 40, 0.0)]);
-        cfg.network.loss = 0.01;
+        cfg.network.hops[0].loss = 0.01;
         goodput_mbps(&run_checked(cfg), 0, 10.0, 40.0)
     };
     let (bbr, reno) = (run("bbr"), run("reno"));

@@ -136,7 +136,7 @@ fn lp_gives_way_to_a_late_reno_flow() {
 #[test]
 fn westwood_ssthresh_after_random_loss_is_bwe_times_rtt_min() {
     let mut cfg = dumbbell(20e6, 50, 1.0, 40, vec![flow("westwood", 50, 0.0)]);
-    cfg.network.loss = 1e-4;
+    cfg.network.hops[0].loss = 1e-4;
     let mut sim = Simulation::new(cfg).unwrap();
     let (mut checked, mut seen) = (0, 0);
     let mut delivered: Vec<u64> = vec![];
@@ -173,7 +173,7 @@ fn westwood_ssthresh_after_random_loss_is_bwe_times_rtt_min() {
 fn random_loss_costs_westwood_less_than_reno() {
     let run = |cc: &str| {
         let mut cfg = dumbbell(RATE, 80, 1.0, 40, vec![flow(cc, 80, 0.0)]);
-        cfg.network.loss = 1e-4;
+        cfg.network.hops[0].loss = 1e-4;
         goodput_mbps(&run_checked(cfg), 0, 10.0, 40.0)
     };
     let (w, r) = (run("westwood"), run("reno"));

@@ -28,7 +28,7 @@ fn random_loss_goodput(p: f64, duration_s: u64, seed: u64) -> f64 {
     let mut f = flow("reno", 100, 0.0);
     f.max_window_bytes = Some((8.0 * (1.5 / p).sqrt()) as u64 * MSS);
     let mut cfg = dumbbell(1e9, 100, 1.0, duration_s, vec![f]);
-    cfg.network.loss = p;
+    cfg.network.hops[0].loss = p;
     cfg.seed = seed;
     let r = run_checked(cfg);
     assert_eq!(r.links[0].drops_overflow, 0, "the buffer must not drop");
@@ -97,7 +97,7 @@ fn without_sack_newreno_recovers_and_conserves() {
 fn same_config_and_seed_give_identical_output() {
     let make = || {
         let mut cfg = dumbbell(100e6, 30, 0.3, 15, vec![flow("reno", 30, 0.0), flow("reno", 60, 0.5)]);
-        cfg.network.loss = 1e-4;
+        cfg.network.hops[0].loss = 1e-4;
         cfg.seed = 42;
         cfg
     };

@@ -35,8 +35,8 @@ fn sinusoidal_udp_follows_its_curve_at_the_bottleneck() {
 fn sustained_load(queue: &str) -> (tcpeval_sim::SimResult, u64, Config) {
     let flows = (0..40).map(|i| flow("reno", 50, i as f64 * 0.1)).collect();
     let mut cfg = dumbbell(100e6, 50, 1.0, 60, flows);
-    cfg.network.queue = queue.into();
-    let buffer = cfg.network.buffer_pkts.unwrap();
+    cfg.network.hops[0].queue = queue.into();
+    let buffer = cfg.network.hops[0].buffer_pkts.unwrap();
     (run_checked(cfg.clone()), buffer, cfg)
 }
 
@@ -65,7 +65,7 @@ fn hop(rate: f64, delay_ms: u64) -> HopConfig {
 fn parking_lot_streams_cross_exactly_their_hops() {
     // Routers 0-1-2-3; UDP streams 0->3 (long), 0->1, 1->2, 2->3, and 3->1 (reverse).
     let mut cfg = dumbbell(100e6, 40, 1.0, 12, vec![]);
-    cfg.network.hops = Some(vec![hop(100e6, 5), hop(100e6, 5), hop(100e6, 5)]);
+    cfg.network.hops = vec![hop(100e6, 5), hop(100e6, 5), hop(100e6, 5)];
     let paths = [[0, 3], [0, 1], [1, 2], [2, 3], [3, 1]];
     let rates = [10e6, 5e6, 6e6, 7e6, 3e6];
     cfg.udp = paths
@@ -105,7 +105,7 @@ fn parking_lot_tcp_flows_conserve_and_share() {
     let mut cfg = dumbbell(100e6, 60, 1.0, 30, vec![long, cross]);
     let mut hops = vec![hop(100e6, 10), hop(50e6, 10)];
     hops[1].buffer_pkts = Some(200);
-    cfg.network.hops = Some(hops);
+    cfg.network.hops = hops;
     let r = run_checked(cfg);
     let total = goodput_mbps(&r, 0, 10.0, 30.0) + goodput_mbps(&r, 1, 10.0, 30.0);
     assert!(total > 45.0 && total < 50.0, "the 50 Mbit/s hop is the bottleneck: {total}");

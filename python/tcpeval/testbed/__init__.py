@@ -222,7 +222,10 @@ def _flow_problem(f: dict) -> str | None:
 
 
 def _refuse_network(config: dict, caps: dict) -> str | None:
-    net = config["network"]
+    hops = config["network"]["hops"]
+    if len(hops) > 1:
+        return "network.hops: the testbed is a dumbbell; use --backend sim for a parking lot"
+    net = hops[0]
     qd = caps.get("qdiscs") or {}
     if net.get("queue", "droptail") == "red":
         if not qd.get("red"):
@@ -230,16 +233,13 @@ def _refuse_network(config: dict, caps: dict) -> str | None:
         return "network.queue: RED is not implemented on the testbed; use droptail"
     if net.get("queue", "droptail") != "droptail":
         return f"network.queue: only droptail runs on the testbed, not {net['queue']!r}"
-    if net.get("hops"):
-        return "network.hops: the testbed is a dumbbell; use --backend sim for a parking lot"
     if config.get("udp"):
         return "udp: UDP cross traffic is not available on the testbed yet"
     return None
 
 
 def _refuse_envelope(config: dict, caps: dict) -> str | None:
-    net = config["network"]
-    rate = net["bottleneck_rate_bps"]
+    rate = config["network"]["hops"][0]["rate_bps"]
     flows = len(config["flows"])
     delay = needs_delay(config)
     if delay and not caps.get("netem") and rate > caps["envelope"]["max_rate_with_delay_bps"]:
@@ -265,7 +265,7 @@ def _refuse_machine(config: dict, caps: dict) -> str | None:
         return "the testbed needs root (network namespaces and tc)"
     tools = caps.get("tools", {})
     need = ["ip", "tc", "ethtool"]
-    if config["network"].get("loss", 0) > 0 or delay_mode(config, caps) == "nfqueue":
+    if config["network"]["hops"][0].get("loss", 0) > 0 or delay_mode(config, caps) == "nfqueue":
         need += ["iptables", "iptables-save"]
     missing = [t for t in need if not tools.get(t, True)]
     if missing:

@@ -100,7 +100,7 @@ class Plan:
 
 
 def make_plan(config: dict, prefix: str, delay: str, delayline: str | None) -> Plan:
-    net = config["network"]
+    net = config["network"]["hops"][0]  # a dumbbell (refused otherwise)
     flows = []
     for i, f in enumerate(config["flows"]):
         flows.append(FlowPlan(
@@ -111,7 +111,7 @@ def make_plan(config: dict, prefix: str, delay: str, delayline: str | None) -> P
             window=f.get("max_window_bytes"), initial_cwnd=f["initial_cwnd"],
             sender=f"{prefix}s{i}", sink=f"{prefix}d{i}"))
     plan = Plan(
-        prefix=prefix, flows=flows, rate_bps=net["bottleneck_rate_bps"],
+        prefix=prefix, flows=flows, rate_bps=net["rate_bps"],
         buffer=_limit(net, "buffer"), reverse_buffer=_limit(net, "reverse_buffer"),
         loss=net.get("loss", 0.0), delay=delay, duration_s=config["duration_ns"] / 1e9,
         interval_s=config["interval_ns"] / 1e9, trace_s=config["trace_interval_ns"] / 1e9,
