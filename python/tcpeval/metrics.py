@@ -2,43 +2,134 @@
 over the result tables (`Result.flows`, `.trace`, `.queue`, `.links`,
 `.completions`). Interval tables are windowed by interval END time:
 rows with t_s in (start_s, end_s].
+
+The table functions take a pandas DataFrame or a `tcpeval.table.Table` (what a
+run computes its summary from, without importing pandas): they read columns as
+numpy arrays and select rows with a boolean mask, and where pandas would sum or
+average they compute what pandas does (`group_sum`, `series_mean`), so both give
+the same numbers to the last digit.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+from ._lazy import LazyModule
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = LazyModule("pandas")
+
+# ----- what pandas computes, on numpy arrays -------------------------------------------
+
+
+def series_mean(x: np.ndarray) -> float:
+    """pandas' `Series.mean()` (pandas/core/nanops.py nanmean, no bottleneck):
+    NaN skipped, numpy's sum of the rest over their count; NaN when none."""
+    nan = np.isnan(x)
+    if nan.any():
+        x = np.where(nan, 0.0, x)
+    count = float(len(x) - nan.sum())
+    return float(x.sum(dtype=np.float64) / count) if count else math.nan
+
+
+def group_sum(keys: Sequence[np.ndarray], values: np.ndarray):
+    """Per distinct key tuple, in ascending order (the first key first): the
+    group keys (one array per key) and the sums, as pandas 3.1's
+    `groupby(keys)[column].sum()` adds them (pandas/core/groupby/ops.py
+    `_cython_operation`): when the rows are already in key order and no value is
+    NaN, numpy's `add.reduceat` over each group; otherwise the Kahan-compensated
+    sum in row order, NaN skipped (pandas/_libs/groupby.pyx `group_sum`). The
+    two differ in the last digit, hence both."""
+    n = len(values)
+    order = np.lexsort(keys[::-1]) if n else np.arange(0)
+    sorted_keys = [np.asarray(k)[order] for k in keys]
+    change = np.zeros(n, dtype=bool)
+    change[:1] = True
+    for k in sorted_keys:
+        change[1:] |= k[1:] != k[:-1]
+    starts = np.flatnonzero(change)
+    group_keys = [k[starts] for k in sorted_keys]
+    values = np.asarray(values)[order]
+    if not n:
+        return group_keys, values.astype(np.float64 if values.dtype == object else values.dtype)
+    in_order = bool((order[1:] > order[:-1]).all())
+    if values.dtype.kind in "iub":
+        return group_keys, np.add.reduceat(values.astype(np.int64, copy=False), starts)
+    if in_order and not np.isnan(values).any():
+        return group_keys, np.add.reduceat(values, starts)
+    return group_keys, _kahan_sums(values, starts)
+
+
+def _kahan_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Kahan's compensated sum of each group (rows sorted by group, in row order
+    within one), all groups a step at a time: step r adds each group's r-th row."""
+    sizes = np.diff(starts, append=len(values))
+    total = np.zeros(len(starts))
+    comp = np.zeros(len(starts))
+    for r in range(int(sizes.max())):
+        g = np.flatnonzero(sizes > r)
+        val = values[starts[g] + r]
+        g, val = g[~np.isnan(val)], val[~np.isnan(val)]
+        y = val - comp[g]
+        t = total[g] + y
+        c = (t - total[g]) - y
+        # An infinite value makes the compensation NaN: pandas resets it (GH#53606).
+        comp[g] = np.where(np.isfinite(c), c, 0.0)
+        total[g] = t
+    return total
+
+
+def lookup(mapping: Mapping, keys: np.ndarray, default=math.nan) -> np.ndarray:
+    """`mapping[key]` for each key (`default` when missing), looked up once per
+    distinct key: pandas' `Series.map(mapping)`."""
+    keys = np.asarray(keys)
+    if not len(keys):
+        return np.array([], dtype=np.int64)
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    values = np.array([mapping.get(k, default) for k in distinct.tolist()])
+    if values.dtype.kind == "U":
+        values = values.astype(object)
+    return values[inverse]
+
 
 # ----- windows and basic throughput ---------------------------------------------------
 
 
+def in_window(t: np.ndarray, start_s: float = 0.0, end_s: float = math.inf) -> np.ndarray:
+    """Which interval end times t lie in (start_s, end_s]."""
+    return (t > start_s + 1e-12) & (t <= end_s + 1e-12)
+
+
 def window(df: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf) -> pd.DataFrame:
     """Rows of an interval table whose interval ends in (start_s, end_s]."""
-    return df[(df["t_s"] > start_s + 1e-12) & (df["t_s"] <= end_s + 1e-12)]
+    return df[in_window(np.asarray(df["t_s"]), start_s, end_s)]
 
 
-def whole_intervals(flows: pd.DataFrame, first: pd.Series, end_s: float,
+def whole_intervals(flows: pd.DataFrame, first: Mapping[int, float], end_s: float,
                     interval_s: float) -> pd.DataFrame:
     """Rows of the flows table inside each flow's own window [first[flow], end_s]
     (a flow that starts late is measured from its start): only report intervals
     that lie wholly inside count."""
-    t = flows["t_s"]
-    begin = flows["flow"].map(first)
+    t = np.asarray(flows["t_s"])
+    begin = lookup(first, np.asarray(flows["flow"]))
     return flows[(t > begin + 1e-12) & (t <= end_s + 1e-12) & (t - interval_s >= begin - 1e-9)]
 
 
 def per_flow(df: pd.DataFrame, column: str) -> dict[int, np.ndarray]:
     """A column's values per flow, in table order. One stable sort and slices,
     not a scan of the table per flow: 2,000 flows would cost seconds."""
-    if df.empty:
+    if not len(df):
         return {}
-    order = np.argsort(df["flow"].to_numpy(), kind="stable")
-    keys = df["flow"].to_numpy()[order]
-    values = df[column].to_numpy()[order]
+    order = np.argsort(np.asarray(df["flow"]), kind="stable")
+    keys = np.asarray(df["flow"])[order]
+    values = np.asarray(df[column])[order]
     cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
     return dict(zip(keys[np.r_[0, cuts]].tolist(), np.split(values, cuts), strict=True))
 
@@ -87,12 +178,15 @@ def window_counts(flows: pd.DataFrame, columns: Sequence[str], start_s: float = 
                   end_s: float = math.inf) -> dict[int, dict[str, int]]:
     """Per flow, the sums of event-count columns (retransmits, timeouts) over
     the report intervals ending in the window."""
-    sums = window(flows, start_s, end_s).groupby("flow")[list(columns)].sum()
-    return {int(k): {c: int(v) for c, v in row.items()} for k, row in sums.iterrows()}
+    w = window(flows, start_s, end_s)
+    flow = np.asarray(w["flow"])
+    sums = {c: group_sum([flow], np.asarray(w[c])) for c in columns}
+    keys = sums[columns[0]][0][0] if columns else []
+    return {int(k): {c: int(sums[c][1][i]) for c in columns} for i, k in enumerate(keys)}
 
 
 def _link_rows(links: pd.DataFrame, link: str, start_s: float, end_s: float) -> pd.DataFrame:
-    return window(links[links["link"] == link], start_s, end_s)
+    return window(links[np.asarray(links["link"]) == link], start_s, end_s)
 
 
 def link_utilization(links: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf,
@@ -100,7 +194,7 @@ def link_utilization(links: pd.DataFrame, start_s: float = 0.0, end_s: float = m
     """Bytes the link transmitted (headers and retransmissions included) over its
     capacity, the mean over the intervals ending in the window; NaN if none."""
     rows = _link_rows(links, link, start_s, end_s)
-    return float(rows["utilization"].mean()) if len(rows) else math.nan
+    return series_mean(np.asarray(rows["utilization"])) if len(rows) else math.nan
 
 
 def mean_queue(links: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf,
@@ -108,13 +202,13 @@ def mean_queue(links: pd.DataFrame, start_s: float = 0.0, end_s: float = math.in
     """The link's time-average queue (packets), the mean over the intervals
     ending in the window; NaN if none."""
     rows = _link_rows(links, link, start_s, end_s)
-    return float(rows["queue_pkts_mean"].mean()) if len(rows) else math.nan
+    return series_mean(np.asarray(rows["queue_pkts_mean"])) if len(rows) else math.nan
 
 
 def drops(links: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf,
           link: str = "bottleneck") -> int:
     """Packets the link dropped in the intervals ending in the window."""
-    return int(_link_rows(links, link, start_s, end_s)["drops"].sum())
+    return int(np.asarray(_link_rows(links, link, start_s, end_s)["drops"]).sum())
 
 
 # ----- stability -------------------------------------------------------------------------
@@ -134,8 +228,8 @@ def stability_index(series: Sequence[float]) -> float:
 def aggregate_cov(flows: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf) -> float:
     """CoV of the total throughput of all flows per interval (Ha et al., seed 003
     section 4.5: system stability)."""
-    total = window(flows, start_s, end_s).groupby("t_s")["throughput_mbps"].sum()
-    return stability_index(total.to_numpy())
+    w = window(flows, start_s, end_s)
+    return stability_index(group_sum([np.asarray(w["t_s"])], np.asarray(w["throughput_mbps"]))[1])
 
 
 # ----- fairness ----------------------------------------------------------------------------
@@ -263,7 +357,7 @@ def loss_rate(links: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf
               link: str = "bottleneck") -> float:
     """Drops / arrivals at the link in the intervals ending in the window."""
     rows = _link_rows(links, link, start_s, end_s)
-    return ratio(rows["drops"].sum(), rows["arrivals"].sum())
+    return ratio(np.asarray(rows["drops"]).sum(), np.asarray(rows["arrivals"]).sum())
 
 
 def retransmission_rate(retransmits: int, segments_sent: int) -> float:
@@ -277,8 +371,9 @@ def queueing_delay(queue: pd.DataFrame, capacity_bps: float, link: str = "bottle
                    quantiles=(0.5, 0.99)) -> dict:
     """Queueing delay (ms) a packet arriving at the sampled instants would see:
     queued bytes x 8 / capacity; mean and quantiles."""
-    rows = queue[(queue["link"] == link) & (queue["t_s"] >= start_s) & (queue["t_s"] <= end_s)]
-    delay = rows["queue_bytes"].to_numpy() * 8 / capacity_bps * 1e3
+    t = np.asarray(queue["t_s"])
+    rows = queue[(np.asarray(queue["link"]) == link) & (t >= start_s) & (t <= end_s)]
+    delay = np.asarray(rows["queue_bytes"]) * 8 / capacity_bps * 1e3
     out = {"mean_ms": float(delay.mean()) if len(delay) else math.nan}
     for q in quantiles:
         out[f"p{int(q * 100)}_ms"] = float(np.quantile(delay, q)) if len(delay) else math.nan

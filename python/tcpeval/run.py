@@ -1,36 +1,61 @@
 """Run a scenario: resolve it, call the engine (or the testbed), and turn the
-engine's columns into DataFrames and the summary."""
+engine's columns into the run's tables and the summary.
+
+A run imports neither pandas nor pyarrow (issue 29: a short run's wall time
+should be its simulation's): the tables are `Table`s (numpy columns, typed as
+pandas types them) and the summary is computed from them; `Result.flows` and
+the other tables become DataFrames on first use."""
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from . import metrics
 from .engine_output import EngineOutput, Flow, Link, Stream, logical_flows
 from .scenario import Scenario, ScenarioError, engine_config, load_scenario, resolve
+from .table import Table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 NS = 1e9
+TABLES = ("flows", "trace", "queue", "links", "udp", "completions")
 
 
-@dataclass
 class Result:
-    """A finished run: the resolved scenario, the summary, and the tables."""
+    """A finished run: the resolved scenario, the summary, and the tables (each a
+    `Table`, or a DataFrame for a run read back from disk)."""
 
-    scenario: dict
-    summary: dict
-    flows: pd.DataFrame
-    trace: pd.DataFrame
-    queue: pd.DataFrame
-    links: pd.DataFrame
-    udp: pd.DataFrame
-    completions: pd.DataFrame
-    raw: dict = field(repr=False, default_factory=dict)
+    def __init__(self, scenario: dict, summary: dict, flows, trace, queue, links, udp,
+                 completions, raw: dict | None = None):
+        self.scenario = scenario
+        self.summary = summary
+        self.raw = {} if raw is None else raw
+        self._stored = dict(zip(TABLES, (flows, trace, queue, links, udp, completions),
+                                strict=True))
+        self._frames: dict[str, pd.DataFrame] = {}
+
+    def __repr__(self) -> str:
+        return f"Result(scenario={self.scenario!r}, summary={self.summary!r})"
+
+    def _frame(self, name: str) -> pd.DataFrame:
+        """The table as a DataFrame, converted once."""
+        if name not in self._frames:
+            t = self._stored[name]
+            self._frames[name] = t.to_pandas() if isinstance(t, Table) else t
+        return self._frames[name]
+
+    flows = property(lambda self: self._frame("flows"))
+    trace = property(lambda self: self._frame("trace"))
+    queue = property(lambda self: self._frame("queue"))
+    links = property(lambda self: self._frame("links"))
+    udp = property(lambda self: self._frame("udp"))
+    completions = property(lambda self: self._frame("completions"))
 
     def engine_summary(self) -> dict:
         """The engine's per-flow and per-link counters (everything but the tables)."""
@@ -38,8 +63,12 @@ class Result:
         return {k: self.raw[k] for k in keep if k in self.raw}
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {"flows": self.flows, "trace": self.trace, "queue": self.queue,
-                "links": self.links, "udp": self.udp, "completions": self.completions}
+        return {name: self._frame(name) for name in TABLES}
+
+    def stored_tables(self) -> dict:
+        """The tables as held (Table or DataFrame): what the store writes, without
+        converting them to DataFrames."""
+        return dict(self._stored)
 
 
 def simulate(config: dict) -> dict:
@@ -99,9 +128,9 @@ def build_result(resolved: dict, raw: dict, wall_s: float) -> Result:
     flows_of_run = logical_flows(resolved)
     flows = _flow_table(out, resolved, flows_of_run)
     trace = _trace_table(out, flows_of_run)
-    queue = _frame(out.queue, ("t_ns",))
+    queue = _frame(out.queue)
     links = _link_table(out, resolved)
-    udp = _frame(out.udp_intervals, ("t_ns",))
+    udp = _frame(out.udp_intervals)
     completions = _completions(out.streams)
     summary = summarize(resolved, out, flows, trace, links, wall_s, queue)
     return Result(resolved, summary, flows, trace, queue, links, udp, completions, raw)
@@ -115,8 +144,9 @@ def load_run(directory: str | Path) -> Result:
     resolved = json.loads((d / "scenario.json").read_text())
     raw = json.loads((d / "engine.json").read_text())
     summary = json.loads((d / "summary.json").read_text())
-    tables = {name: pd.read_parquet(d / f"{name}.parquet")
-              for name in ("flows", "trace", "queue", "links", "udp", "completions")}
+    import pandas as pd
+
+    tables = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
     return Result(resolved, summary, raw=raw, **tables)
 
 
@@ -131,8 +161,9 @@ def resummarize(result: Result, start_s: float | None = None,
         raise ScenarioError(f"window {start:g}-{end:g} s: need 0 <= from < to <= {duration:g}")
     resolved["meta"]["measure_from_s"] = start
     resolved["duration_ns"] = int(round(end * NS))
-    s = summarize(resolved, EngineOutput.from_json(result.raw), result.flows, result.trace,
-                  result.links, result.summary["sim"]["wall_s"], result.queue)
+    t = result.stored_tables()
+    s = summarize(resolved, EngineOutput.from_json(result.raw), t["flows"], t["trace"],
+                  t["links"], result.summary["sim"]["wall_s"], t["queue"])
     s["sim"] = result.summary["sim"]
     return s
 
@@ -141,12 +172,13 @@ def _flow_of_stream(flows_of_run: list[Flow]) -> dict[int, int]:
     return {s: f.id for f in flows_of_run for s in f.streams}
 
 
-def _frame(columns: dict, time_cols=()) -> pd.DataFrame:
-    df = pd.DataFrame(columns)
-    for c in time_cols:
-        if c in df:
-            df.insert(0, "t_s", df.pop(c) / NS)
-    return df
+def _frame(columns: dict) -> Table:
+    """The engine's columns as a table, its time t_ns first as t_s."""
+    t = Table.from_lists(columns)
+    if "t_ns" not in t:
+        return t
+    rest = {name: col for name, col in t.columns.items() if name != "t_ns"}
+    return Table({"t_s": t["t_ns"] / NS, **rest})
 
 
 # Per-interval event counts of a flow; runs stored before the engine recorded
@@ -154,60 +186,77 @@ def _frame(columns: dict, time_cols=()) -> pd.DataFrame:
 INTERVAL_COUNTS = ("retransmits", "timeouts")
 
 
-def _flow_table(out: EngineOutput, resolved: dict, flows_of_run: list[Flow]) -> pd.DataFrame:
+def _flow_table(out: EngineOutput, resolved: dict, flows_of_run: list[Flow]) -> Table:
     """Per report interval and logical flow: goodput, retransmits and timeouts
-    (streams summed)."""
+    (streams summed), in order of time, then flow."""
     stream_of = _flow_of_stream(flows_of_run)
-    iv = _frame(out.intervals, ("t_ns",))
-    counts = [c for c in INTERVAL_COUNTS if c in iv or iv.empty]
-    cols = ["t_s", "flow", "cc", "delivered_bytes", "throughput_mbps", *counts]
-    if iv.empty:
-        return pd.DataFrame(columns=cols)
-    iv = iv[iv["flow"].isin(stream_of)]
-    iv = iv.assign(flow=iv["flow"].map(stream_of))
-    df = iv.groupby(["t_s", "flow"], as_index=False)[["delivered_bytes", *counts]].sum()
+    iv = _frame(out.intervals)
+    if not len(iv):
+        return Table.empty(["t_s", "flow", "cc", "delivered_bytes", "throughput_mbps",
+                            *INTERVAL_COUNTS])
+    counts = [c for c in INTERVAL_COUNTS if c in iv]
+    iv = iv[np.isin(iv["flow"], list(stream_of))]
+    keys = [iv["t_s"], metrics.lookup(stream_of, iv["flow"])]
+    sums = {c: metrics.group_sum(keys, iv[c]) for c in ("delivered_bytes", *counts)}
+    (t_s, flow), delivered = sums["delivered_bytes"]
     interval_s = resolved["interval_ns"] / NS
-    df["throughput_mbps"] = df["delivered_bytes"] * 8 / interval_s / 1e6
-    cc = {f.id: f.cc for f in flows_of_run}
-    df.insert(2, "cc", df["flow"].map(cc))
-    return df[cols]
+    return Table({"t_s": t_s, "flow": flow,
+                  "cc": metrics.lookup({f.id: f.cc for f in flows_of_run}, flow),
+                  "delivered_bytes": delivered,
+                  "throughput_mbps": delivered * 8 / interval_s / 1e6,
+                  **{c: sums[c][1] for c in counts}})
 
 
-def _trace_table(out: EngineOutput, flows_of_run: list[Flow]) -> pd.DataFrame:
+TRACE_COLUMNS = ["t_s", "flow", "stream", "cwnd_pkts", "ssthresh_pkts", "srtt_ms",
+                 "inflight_pkts"]
+
+
+def _trace_table(out: EngineOutput, flows_of_run: list[Flow]) -> Table:
     stream_of = _flow_of_stream(flows_of_run)
-    tr = _frame(out.trace, ("t_ns",))
-    if tr.empty:
-        return pd.DataFrame(columns=["t_s", "flow", "stream", "cwnd_pkts", "ssthresh_pkts",
-                                     "srtt_ms", "inflight_pkts"])
-    tr = tr[tr["flow"].isin(stream_of)].rename(columns={"flow": "stream"})
-    tr.insert(1, "flow", tr["stream"].map(stream_of))
-    tr["srtt_ms"] = tr.pop("srtt_ns") / 1e6
-    return tr[["t_s", "flow", "stream", "cwnd_pkts", "ssthresh_pkts", "srtt_ms",
-               "inflight_pkts"]].reset_index(drop=True)
+    tr = _frame(out.trace)
+    if not len(tr):
+        return Table.empty(TRACE_COLUMNS)
+    tr = tr[np.isin(tr["flow"], list(stream_of))]
+    return Table({"t_s": tr["t_s"], "flow": metrics.lookup(stream_of, tr["flow"]),
+                  "stream": tr["flow"], "cwnd_pkts": tr["cwnd_pkts"],
+                  "ssthresh_pkts": tr["ssthresh_pkts"], "srtt_ms": tr["srtt_ns"] / 1e6,
+                  "inflight_pkts": tr["inflight_pkts"]})
 
 
-def _link_table(out: EngineOutput, resolved: dict) -> pd.DataFrame:
-    li = _frame(out.link_intervals, ("t_ns",))
-    if li.empty:
+def _link_table(out: EngineOutput, resolved: dict) -> Table:
+    li = _frame(out.link_intervals)
+    if not len(li):
         return li
-    capacity = {link.name: link.capacity_bps for link in out.links}
+    capacity = metrics.lookup({link.name: link.capacity_bps for link in out.links}, li["link"])
     interval_s = resolved["interval_ns"] / NS
-    li["utilization"] = li["tx_bytes"] * 8 / (li["link"].map(capacity) * interval_s)
-    return li
+    return Table({**li.columns, "utilization": li["tx_bytes"] * 8 / (capacity * interval_s)})
 
 
 COMPLETION_COLUMNS = ["id", "group", "cc", "start_s", "size_bytes", "delivered_bytes",
                       "completed", "end_s", "fct_s"]
+# The columns' types whatever the rows (pandas' astype of the table as it was).
+COMPLETION_TYPES = {"size_bytes": np.int64, "delivered_bytes": np.int64, "completed": bool,
+                    "end_s": np.float64, "fct_s": np.float64}
 
 
-def _completions(streams: tuple[Stream, ...]) -> pd.DataFrame:
+def _completions(streams: tuple[Stream, ...]) -> Table:
     """Every fixed-size transfer (background web ones included): its size, the
     bytes it delivered, and whether and when it completed. An unfinished
     transfer has no end and no FCT (null, never 0)."""
     rows = [_completion(s) for s in streams if s.size_bytes is not None]
-    df = pd.DataFrame(rows, columns=COMPLETION_COLUMNS)
-    return df.astype({"size_bytes": "int64", "delivered_bytes": "int64", "completed": "bool",
-                      "end_s": "float64", "fct_s": "float64"})
+    if not rows:
+        t = Table.empty(COMPLETION_COLUMNS)
+    else:
+        t = Table.from_lists({c: [r[c] for r in rows] for c in COMPLETION_COLUMNS})
+    return Table({c: _typed(col, COMPLETION_TYPES.get(c)) for c, col in t.columns.items()})
+
+
+def _typed(col: np.ndarray, dtype) -> np.ndarray:
+    if dtype is None:
+        return col
+    if dtype is np.float64 and col.dtype == object:  # None only: NaN
+        return np.full(len(col), np.nan)
+    return col.astype(dtype)
 
 
 def _completion(s: Stream) -> dict:
@@ -265,16 +314,19 @@ def _engine_version() -> str:
 def _flow_summaries(resolved, out: EngineOutput, flows_of_run: list[Flow], flows, trace,
                     start, end) -> list[dict]:
     """Per logical flow, from one pass over each table (grouped by flow), not one
-    scan of the whole table per flow: 2,000 flows would cost seconds."""
-    first = pd.Series({f.id: max(start, resolved["flows"][f.streams[0]]["start_ns"] / NS)
-                       for f in flows_of_run}, dtype="float64")
+    scan of the whole table per flow: 2,000 flows would cost seconds. The tables
+    are Tables or DataFrames (a run read back)."""
+    first = {f.id: max(start, resolved["flows"][f.streams[0]]["start_ns"] / NS)
+             for f in flows_of_run}
     interval = resolved["interval_ns"] / NS
     tput = metrics.per_flow(metrics.whole_intervals(flows, first, end, interval),
                             "throughput_mbps")
-    tr = trace[(trace["t_s"] >= trace["flow"].map(first)) & (trace["t_s"] <= end)]
-    cwnd = metrics.per_flow(tr.groupby(["flow", "t_s"], as_index=False)["cwnd_pkts"].sum(),
-                            "cwnd_pkts")
-    srtt = metrics.per_flow(tr[tr["srtt_ms"] > 0], "srtt_ms")
+    t = np.asarray(trace["t_s"])
+    tr = trace[(t >= metrics.lookup(first, np.asarray(trace["flow"]))) & (t <= end)]
+    (flow, _), cwnd_sums = metrics.group_sum(
+        [np.asarray(tr["flow"]), np.asarray(tr["t_s"])], np.asarray(tr["cwnd_pkts"]))
+    cwnd = metrics.per_flow(Table({"flow": flow, "cwnd_pkts": cwnd_sums}), "cwnd_pkts")
+    srtt = metrics.per_flow(tr[np.asarray(tr["srtt_ms"]) > 0], "srtt_ms")
     # A count the table lacks (an older run's) is missing from the result.
     counts = [c for c in INTERVAL_COUNTS if c in flows]
     window_counts = metrics.window_counts(flows, counts, start, end) if counts else {}

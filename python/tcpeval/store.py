@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .run import Result
 from .runkey import KEY_VERSION, run_key
+from .table import write_parquet
 
 MARKER = ".tcpeval-run"  # in every run directory: the files tcpeval wrote there
 FORMAT = "store.json"  # in a store: the rule its run keys follow (runkey.KEY_VERSION)
@@ -176,18 +177,10 @@ def _write_files(result: Result, directory: Path, extra: dict | None) -> set[str
     for name, doc in docs.items():
         (directory / name).write_text(json.dumps(doc, indent=2) + "\n")
     (directory / "engine.json").write_text(json.dumps(result.engine_summary()) + "\n")
-    for name, df in result.tables().items():
-        _write_parquet(df, directory / f"{name}.parquet")
-    return {*docs, "engine.json", *(f"{name}.parquet" for name in result.tables())}
-
-
-def _write_parquet(df, path: Path) -> None:
-    """What DataFrame.to_parquet(index=False) writes (the same schema and pandas
-    metadata), without its I/O layer's overhead."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path)
+    tables = result.stored_tables()
+    for name, table in tables.items():
+        write_parquet(table, directory / f"{name}.parquet")
+    return {*docs, "engine.json", *(f"{name}.parquet" for name in tables)}
 
 
 def _publish_files(staging: Path, out: Path, names: set[str]) -> None:

@@ -1,8 +1,10 @@
 """The structure that keeps start-up fast (issue 29): the command line and the
-study list import no heavy library; the timings are benches/startup.py's."""
+study list import no heavy library, and a run imports neither pandas nor
+matplotlib; the timings are benches/startup.py's."""
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -42,10 +44,29 @@ def test_package_exports_stay_the_same():
 
 
 def test_pool_workers_inherit_the_run_machinery():
-    """A sweep's pool is started after the parent imported tcpeval.run (pandas,
-    numpy), so a forked worker does not import them per point."""
+    """A sweep's pool is started after the parent imported tcpeval.run (numpy,
+    the engine), so a forked worker does not import them per point."""
     code = ("import sys\nfrom tcpeval import sweep\n"
-            "assert 'pandas' not in sys.modules\n"
+            "assert 'numpy' not in sys.modules\n"
             "with sweep._PoolRunner([], 1, None):\n"
-            "    assert 'tcpeval.run' in sys.modules and 'pandas' in sys.modules")
+            "    assert 'tcpeval.run' in sys.modules and 'numpy' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "reno_single.toml"
+
+
+def test_a_run_imports_no_pandas(tmp_path):
+    """`tcpeval run --json --out DIR` end to end (a 6 s run, its Parquet files
+    written): pandas (0.2-0.4 s to import) and matplotlib stay out; the tables
+    are DataFrames only when asked for."""
+    code = ("import sys\nfrom tcpeval.cli import main\n"
+            f"sys.argv = ['tcpeval', 'run', {str(EXAMPLE)!r}, '--set', 'run.duration=\"6s\"',"
+            f" '--json', '--out', {str(tmp_path / 'run')!r}]\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(' '.join(m for m in ('pandas', 'matplotlib') if m in sys.modules), "
+            "file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stderr.split() == []
+    assert (tmp_path / "run" / "flows.parquet").exists()
