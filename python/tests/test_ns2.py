@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tcpeval.errors import ScenarioError
 from tcpeval.ns2 import crosscheck as cx
 from tcpeval.ns2 import ns_binary, script_for
-from tcpeval.ns2.__main__ import BEGIN, END, _write, main
+from tcpeval.ns2.__main__ import BEGIN, END, _write, main, markers
 from tcpeval.ns2.runner import parse_output, summarize
 from tcpeval.ns2.translate import bottleneck
 
@@ -62,6 +62,19 @@ def test_params_map_to_the_2_6_22_module():
     assert '"$tcp(0) set_ca_param cubic beta 819"' in tcl       # round(0.8 x 1024)
     assert '"$tcp(0) set_ca_param cubic fast_convergence 0"' in tcl
     assert "hystart" not in tcl
+
+
+def test_native_agents():
+    data = _scenario()
+    data["flows"] = [{"cc": "highspeed"}, {"cc": "reno", "sack": False},
+                     {"cc": "vegas", "params": {"alpha": 1, "beta": 3}}]
+    tcl = script_for(data, agents="native")[0].tcl
+    assert "set tcp(0) [new Agent/TCP/Sack1]" in tcl and "$tcp(0) set windowOption_ 8" in tcl
+    assert "set tcp(1) [new Agent/TCP/Newreno]" in tcl
+    assert "set tcp(2) [new Agent/TCP/Vegas]" in tcl and "$tcp(2) set v_alpha_ 1" in tcl
+    assert "select_ca" not in tcl and "Agent/TCP/Linux" not in tcl
+    with pytest.raises(ScenarioError, match=r"flows\[0\].cc: 'cubic' has no ns-2 native agent"):
+        script_for(_scenario(), agents="native")
 
 
 def test_red_defaults_follow_tcpeval():
@@ -174,6 +187,18 @@ def test_crosscheck_page_keeps_hand_written_text(tmp_path):
     page.write_text(f"# Title\n\nintro\n\n{BEGIN}\nold\n{END}\n\noutro\n")
     _write(page, f"{BEGIN}\nnew\n{END}")
     assert page.read_text() == f"# Title\n\nintro\n\n{BEGIN}\nnew\n{END}\n\noutro\n"
+    begin, end = markers("native")           # a block of its own, appended once
+    _write(page, f"{begin}\nnative\n{end}", begin, end)
+    _write(page, f"{begin}\nnative 2\n{end}", begin, end)
+    text = page.read_text()
+    assert f"{BEGIN}\nnew\n{END}" in text and text.count(begin) == 1 and "native 2" in text
+
+
+def test_native_grid_keeps_cells_with_native_agents():
+    cells = cx.with_agents(cx.default_grid(), "native")
+    assert cells and all(c.agents == "native" and not c.params for c in cells)
+    assert {c.cc for c in cells} == {"reno", "highspeed", "vegas"}
+    assert all(c.other in (None, "reno", "highspeed", "vegas") for c in cells)
 
 
 @pytest.mark.skipif(ns_binary() is None, reason="ns-2 not installed (Debian package ns2)")

@@ -14,7 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from ..errors import ScenarioError
-from .translate import BROKEN_IN_NS2, CC_MODULE
+from .translate import BROKEN_IN_NS2, CC_MODULE, NATIVE_AGENTS
 
 # The algorithms both simulators have (translate.CC_MODULE, one name each).
 ALGORITHMS = ("reno", "highspeed", "bic", "htcp", "scalable", "cubic", "westwood", "vegas",
@@ -43,16 +43,19 @@ class Cell:
     duration_s: int = 120
     measure_from_s: int = 20
     stack: str | None = None
+    agents: str = "linux"       # ns-2 side: TCP-Linux modules, or its native agents
 
     @property
     def name(self) -> str:
         base = f"{self.kind} {self.cc}"
         if self.params:
-            base += "(" + ",".join(f"{k}={v}" for k, v in sorted(self.params.items())) + ")"
+            base += "(" + ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                                 for k, v in sorted(self.params.items())) + ")"
         if self.other:
             base += f" vs {self.other} {self.other_rtt_ms}ms"
         return (f"{base} {self.rate} {self.rtt_ms}ms {self.buffer_bdp:g}bdp"
-                + (f" p={self.loss:g}" if self.loss else ""))
+                + (f" p={self.loss:g}" if self.loss else "")
+                + (" [ns-2 native]" if self.agents == "native" else ""))
 
 
 def scenario(cell: Cell) -> dict:
@@ -107,6 +110,17 @@ def quick_grid(stack: str | None = None) -> list[Cell]:
     return _unique([replace(c, stack=stack) for c in cells])
 
 
+def with_agents(cells: list[Cell], agents: str) -> list[Cell]:
+    """The cells for an ns-2 side: all of them on TCP-Linux; on ns-2's native
+    agents, those whose algorithms have one (Reno, HighSpeed, Vegas), without
+    tcpeval parameters (ns-2's agents keep their own defaults)."""
+    if agents == "linux":
+        return cells
+    keep = [c for c in cells if c.cc in NATIVE_AGENTS and (c.other is None or c.other
+                                                           in NATIVE_AGENTS) and not c.params]
+    return [replace(c, agents=agents) for c in keep]
+
+
 def _unique(cells: list[Cell]) -> list[Cell]:
     seen, out = set(), []
     for c in cells:
@@ -133,7 +147,7 @@ def run_one(task: tuple[Cell, int, str]) -> tuple[str, int, str, float | str, fl
         if sim == "ns2":
             from . import run as ns2_run
 
-            summary = ns2_run(scenario(cell), seed=seed)
+            summary = ns2_run(scenario(cell), seed=seed, agents=cell.agents)
         else:
             from ..run import run as tc_run
 
@@ -209,7 +223,7 @@ def table(cells: list[Cell], results: dict) -> tuple[list[str], dict[str, int]]:
             word = "error: " + errors[0]
         counts[word.split(":")[0]] = counts.get(word.split(":")[0], 0) + 1
         digits = 1 if c.kind == "single" else 3
-        shown = "-" if value is None else (f"{value:.2f}" if c.kind == "single"
+        shown = "-" if value is None else (f"{value:.3f}" if c.kind == "single"
                                           else f"{value:+.3f}")
         rows.append(f"| {c.name} | {c.stack or 'tcpeval default'} | {_fmt(tc, digits)} | "
                     f"{_fmt(ns, digits)} | {shown} | {word} |")

@@ -61,6 +61,19 @@ PARAM_MAP = {
 # they ask for what the 2.6.22.6 module does (CUBIC had no HyStart before 2.6.29).
 FIXED_IN_NS2 = {("cubic", "hystart"): False}
 
+# ns-2's own agents (`agents="native"`, the `ns2` stack of issue 28): per
+# algorithm the agent with SACK and without, and its settings. HighSpeed is
+# windowOption_ 8 on any agent (tcp/tcp.cc, Floyd's RFC 3649 implementation, as
+# seed 004 used); Vegas is Agent/TCP/Vegas (tcp/tcp-vegas.cc), Reno-based.
+NATIVE_AGENTS = {
+    "reno": ("Agent/TCP/Sack1", "Agent/TCP/Newreno", {}),
+    "newreno": ("Agent/TCP/Sack1", "Agent/TCP/Newreno", {}),
+    "highspeed": ("Agent/TCP/Sack1", "Agent/TCP/Newreno", {"windowOption_": 8}),
+    "vegas": ("Agent/TCP/Vegas", "Agent/TCP/Vegas", {}),
+}
+NATIVE_PARAMS = {"vegas": {"alpha": "v_alpha_", "beta": "v_beta_", "gamma": "v_gamma_"}}
+AGENTS = ("linux", "native")
+
 # A queue limit for links that must never drop (access links): ns-2 needs one.
 NO_DROP_PKTS = 10_000_000
 
@@ -109,12 +122,8 @@ def bottleneck(network: dict) -> dict:
             **{k: network[k] for k in keys}}
 
 
-def _check_flow(k: int, f: dict) -> str:
+def _check_flow(k: int, f: dict) -> None:
     where = f"flows[{k}]"
-    module = CC_MODULE.get(f["cc"])
-    if module is None:
-        have = ", ".join(sorted(set(CC_MODULE)))
-        _refuse(f"{where}.cc", f"{f['cc']!r} has no ns-2 TCP-Linux module; allowed: {have}")
     checks = [
         (f["direction"] != "forward", "direction", "only forward flows"),
         (f["bytes"] is not None, "bytes", "fixed-size transfers are not translated; "
@@ -126,8 +135,35 @@ def _check_flow(k: int, f: dict) -> str:
     for bad, key, why in checks:
         if bad:
             _refuse(f"{where}.{key}", why)
-    _module_params(where, f["cc"], f["params"] or {})
-    return module
+
+
+def _sender(k: int, f: dict, agents: str) -> tuple[str, list[str], list[str]]:
+    """What the flow's sender is called in the summary, the Tcl that makes it,
+    and the Tcl that sets its congestion control (run at time 0)."""
+    where, tcp = f"flows[{k}]", f"$tcp({k})"
+    if agents == "native":
+        if f["cc"] not in NATIVE_AGENTS:
+            have = ", ".join(sorted(NATIVE_AGENTS))
+            _refuse(f"{where}.cc", f"{f['cc']!r} has no ns-2 native agent; allowed: {have}")
+        with_sack, without, settings = NATIVE_AGENTS[f["cc"]]
+        agent = with_sack if f["sack"] else without
+        known = NATIVE_PARAMS.get(f["cc"], {})
+        for name in sorted(f["params"] or {}):
+            if name not in known:
+                _refuse(f"{where}.params.{name}", f"ns-2's {agent} has no such parameter; "
+                        f"allowed: {', '.join(sorted(known)) or 'none'}")
+        sets = {**settings, **{known[n]: v for n, v in (f["params"] or {}).items()}}
+        name = agent.removeprefix("Agent/TCP/") + "".join(f" {k}={v}" for k, v in sets.items())
+        return name, [f"set tcp({k}) [new {agent}]",
+                      *(f"{tcp} set {n} {v}" for n, v in sets.items())], []
+    module = CC_MODULE.get(f["cc"])
+    if module is None:
+        have = ", ".join(sorted(set(CC_MODULE)))
+        _refuse(f"{where}.cc", f"{f['cc']!r} has no ns-2 TCP-Linux module; allowed: {have}")
+    params = _module_params(where, f["cc"], f["params"] or {})
+    return module, [f"set tcp({k}) [new Agent/TCP/Linux]"], [
+        f"$ns at 0 \"{tcp} select_ca {module}\"",
+        *(f"$ns at 0 \"{tcp} set_ca_param {module} {n} {v}\"" for n, v in params)]
 
 
 def _module_params(where: str, cc: str, params: dict) -> list[tuple[str, int]]:
@@ -194,7 +230,8 @@ def _window_pkts(f: dict, resolved: dict) -> int:
     return int(4 * (path_pkts + buf) + 1000)
 
 
-def _flow_tcl(i: int, f: dict, module: str, resolved: dict, params) -> list[str]:
+def _flow_tcl(i: int, f: dict, sender: tuple, resolved: dict) -> list[str]:
+    _, make, select = sender
     access = resolved["network"]["access_rate_bps"]
     one_way = f["rtt_ns"] / 2e9 - bottleneck(resolved["network"])["delay_ns"] / 1e9
     sink = "Agent/TCPSink/Sack1" if f["sack"] else "Agent/TCPSink"
@@ -206,7 +243,7 @@ def _flow_tcl(i: int, f: dict, module: str, resolved: dict, params) -> list[str]
         f"$ns duplex-link $B $d({i}) {access:.0f} 0 DropTail",
         f"$ns queue-limit $s({i}) $A {NO_DROP_PKTS}", f"$ns queue-limit $A $s({i}) {NO_DROP_PKTS}",
         f"$ns queue-limit $B $d({i}) {NO_DROP_PKTS}", f"$ns queue-limit $d({i}) $B {NO_DROP_PKTS}",
-        f"set tcp({i}) [new Agent/TCP/Linux]",
+        *make,
         # Wire packets of mtu bytes: payload packetSize_ plus a header of mtu - mss
         # (tcpeval's 52 B: IP, TCP and the timestamp option).
         f"$tcp({i}) set packetSize_ {f['mss']}",
@@ -223,8 +260,7 @@ def _flow_tcl(i: int, f: dict, module: str, resolved: dict, params) -> list[str]
     lines += [
         f"$ns attach-agent $s({i}) $tcp({i})", f"$ns attach-agent $d({i}) $sink({i})",
         f"$ns connect $tcp({i}) $sink({i})",
-        f"$ns at 0 \"$tcp({i}) select_ca {module}\"",
-        *(f"$ns at 0 \"$tcp({i}) set_ca_param {module} {n} {v}\"" for n, v in params),
+        *select,
         f"set ftp({i}) [new Application/FTP]", f"$ftp({i}) attach-agent $tcp({i})",
         f"$ns at {f['start_ns'] / 1e9!r} \"$ftp({i}) start\"",
     ]
@@ -270,8 +306,11 @@ proc sample {{k step stop}} {{
 """
 
 
-def translate(resolved: dict) -> Ns2Script:
-    """The ns-2 script for a resolved scenario (tcpeval.scenario.resolve's output)."""
+def translate(resolved: dict, agents: str = "linux") -> Ns2Script:
+    """The ns-2 script for a resolved scenario (tcpeval.scenario.resolve's
+    output), with TCP-Linux senders or (agents="native") ns-2's own agents."""
+    if agents not in AGENTS:
+        raise ValueError(f"agents: {agents!r}; allowed: {', '.join(AGENTS)}")
     _check_run(resolved)
     net = bottleneck(resolved["network"])
     rate = net["rate_bps"]
@@ -290,10 +329,10 @@ def translate(resolved: dict) -> Ns2Script:
              "set qm [$ns monitor-queue $A $B [open /dev/null w]]"]
     flows = []
     for i, f in enumerate(resolved["flows"]):
-        module = _check_flow(i, f)
-        params = _module_params(f"flows[{i}]", f["cc"], f["params"] or {})
-        lines += _flow_tcl(i, f, module, resolved, params)
-        flows.append({"label": f["group"], "cc": f["cc"], "module": module, "mss": f["mss"],
+        _check_flow(i, f)
+        sender = _sender(i, f, agents)
+        lines += _flow_tcl(i, f, sender, resolved)
+        flows.append({"label": f["group"], "cc": f["cc"], "module": sender[0], "mss": f["mss"],
                       "start_s": f["start_ns"] / 1e9})
     lines += [f"set nflows {len(flows)}", _REPORT,
               f"$ns at {measure_from!r} \"mark from\"",
