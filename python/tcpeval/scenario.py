@@ -29,6 +29,7 @@ from pydantic import (
 
 from . import traffic
 from .cc_names import available_algorithms
+from .constants import DELACK_TIMEOUT_S, HEADER_BYTES, INITIAL_CWND, MTU_BYTES
 from .errors import ScenarioError
 from .units import (
     MAX_BUFFER_PKTS,
@@ -42,7 +43,6 @@ from .units import (
 
 QUEUES = ("droptail", "red")
 DIRECTIONS = ("forward", "reverse")
-HEADER_BYTES = 52  # IP 20 + TCP 20 + timestamp option 12
 DEFAULT_TRACE_INTERVAL_S = 0.1
 # Random streams of a run, derived from its seed: each use has its own, so adding
 # one never shifts another's draws.
@@ -188,9 +188,9 @@ class Flow(_Model):
     bytes: str | float | None = None
     sack: bool = True
     delayed_ack: bool = True
-    delack_timeout: str | float = "40ms"
-    initial_cwnd: int = Field(10, ge=1, le=MAX_INITIAL_CWND)
-    mtu: int = Field(1500, ge=576, le=65535)
+    delack_timeout: str | float = DELACK_TIMEOUT_S
+    initial_cwnd: int = Field(INITIAL_CWND, ge=1, le=MAX_INITIAL_CWND)
+    mtu: int = Field(MTU_BYTES, ge=576, le=65535)
     mss: int | None = Field(None, ge=1, le=65535)
     params: dict[str, Any] = {}
     direction: str = "forward"
@@ -257,7 +257,7 @@ class Udp(_Model):
     phase: float = Field(0.0, ge=-1e6, le=1e6)
     start: str | float = "0s"
     stop: str | float | None = None
-    packet: int = Field(1500, ge=29, le=65535)
+    packet: int = Field(MTU_BYTES, ge=29, le=65535)
     direction: str = "forward"
     path: list[int] | None = None
     rtt: str | float | None = None
@@ -745,7 +745,7 @@ def _check_flow(sc: Scenario, f: Flow, k: int, rtt_s: float, duration: float) ->
     rtt = parse_time(f.rtt) if f.rtt is not None else rtt_s
     rtt_field = f"flows[{k}].rtt" if f.rtt is not None else "network.rtt"
     _check_path(f"flows[{k}]", f.direction, f.path, sc.network, rtt, rtt_field)
-    bdp_pkts = _narrowest(sc.network) * rtt / 8 / 1500
+    bdp_pkts = _narrowest(sc.network) * rtt / 8 / MTU_BYTES
     if bdp_pkts > MAX_BDP_PKTS:
         raise ScenarioError(f"{rtt_field}: the path holds {bdp_pkts:.3g} packets in flight "
                             f"(rate x RTT); at most {MAX_BDP_PKTS:.0e}")
@@ -950,4 +950,4 @@ def engine_config(resolved: dict) -> dict:
 
 def describe_bdp(resolved: dict) -> str:
     bdp = resolved["meta"]["bdp_bytes"]
-    return f"{bdp / 1e6:.2f} MB ({math.ceil(bdp / 1500)} packets of 1500 B)"
+    return f"{bdp / 1e6:.2f} MB ({math.ceil(bdp / MTU_BYTES)} packets of {MTU_BYTES} B)"

@@ -30,6 +30,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .constants import MTU_BYTES
 from .pool import POLL_S
 from .runkey import run_key
 from .scenario import (
@@ -64,11 +65,11 @@ class Plan:
     runs: list[RunSpec]
 
     def estimated_packets(self) -> int:
-        """Upper bound on simulated bottleneck packets: rate x duration / 1500 B."""
+        """Upper bound on simulated bottleneck packets: rate x duration / MTU."""
         total = 0.0
         for r in self.runs:
             rate = max(h["rate_bps"] for h in r.resolved["network"]["hops"])
-            total += rate * r.resolved["duration_ns"] / 1e9 / (1500 * 8)
+            total += rate * r.resolved["duration_ns"] / 1e9 / (MTU_BYTES * 8)
         return int(total)
 
 

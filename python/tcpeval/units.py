@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 import re
 
+from .constants import MTU_BYTES
+
 _NUMBER = r"([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 
 # Rates. The fastest links in use run at 800 Gbit/s; at 1 Tbit/s a 1500-byte
@@ -33,7 +35,7 @@ MAX_SIZE_BYTES = 10**15
 # engine, plus its events); 10^6 packets (1.5 GB of 1500-byte packets, a BDP of
 # 1 Gbit/s x 12 s) keeps a full buffer within a few hundred MB.
 MAX_BUFFER_PKTS = 1_000_000
-MAX_BUFFER_BYTES = MAX_BUFFER_PKTS * 1500
+MAX_BUFFER_BYTES = MAX_BUFFER_PKTS * MTU_BYTES
 
 
 class UnitError(ValueError):
@@ -119,7 +121,8 @@ def parse_size(text: str | int | float) -> int:
     return int(round(size))
 
 
-def parse_buffer(text: str | int | float, bdp_bytes: float, packet_bytes: int = 1500) -> dict:
+def parse_buffer(text: str | int | float, bdp_bytes: float,
+                 packet_bytes: int = MTU_BYTES) -> dict:
     """A buffer: "1bdp", "0.5bdp", "20%bdp" (packets of `packet_bytes`, rounded
     up), "500pkt", or a byte size ("2MB"). Returns {"pkts": n} or {"bytes": n}."""
     allowed = "use e.g. '1bdp', '20%bdp', '500pkt' or a byte size like '2MB'"

@@ -40,10 +40,11 @@ from pathlib import Path
 import numpy as np
 
 from tcpeval import metrics
+from tcpeval.constants import MSS_BYTES, MTU_BYTES
 
 RATE_BPS = 10e9
-MSS = 1448
-MTU = 1500
+MSS = MSS_BYTES
+MTU = MTU_BYTES
 LOSS_EVENTS = 400  # loss events per run: CUBIC needs about this many to pin its mean within ~5%
 WARMUP = 0.25  # fraction of the run skipped (convergence from slow start)
 

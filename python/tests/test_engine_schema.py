@@ -96,3 +96,24 @@ def test_algorithm_names_and_parameters_come_from_the_engines_registry():
     assert set(params) == set(available_algorithms())
     assert list(params["cubic"])[:2] == ["beta", "c"] and params["reno"] == {}
     assert params["ctcp"] == params["compound"]  # an alias has its algorithm's
+
+
+def test_the_front_ends_defaults_are_the_engines_constants():
+    """One home per constant (issue 27.2): the engine's consts.rs. Its schema's
+    defaults and the scenario model's come from there."""
+    from tcpeval import constants
+    from tcpeval.scenario import Flow, Udp
+
+    c = _sim.constants()
+    assert c["mss_bytes"] == c["mtu_bytes"] - c["header_bytes"]
+    flow = json.loads(_sim.config_schema())["definitions"]["FlowConfig"]["properties"]
+    defaults = {k: flow[k]["default"] for k in ("mss", "mtu", "initial_cwnd", "delack_timeout_ns")}
+    assert defaults == {"mss": c["mss_bytes"], "mtu": c["mtu_bytes"],
+                        "initial_cwnd": c["initial_cwnd"],
+                        "delack_timeout_ns": c["delack_timeout_ns"]}
+    f = Flow()
+    assert (f.mtu, f.initial_cwnd, Udp(rate=1e6).packet) == (
+        c["mtu_bytes"], c["initial_cwnd"], c["mtu_bytes"])
+    assert constants.HEADER_BYTES == c["header_bytes"]
+    r = resolve(load_scenario({"flows": [{}]}))["flows"][0]
+    assert (r["mss"], r["delack_timeout_ns"]) == (c["mss_bytes"], c["delack_timeout_ns"])

@@ -51,6 +51,13 @@ fn config_schema() -> String {
     tcpeval_sim::config::schema().to_string()
 }
 
+/// The engine's constants (`tcpeval_sim::consts`): {name: value}, e.g.
+/// header_bytes, mtu_bytes, initial_cwnd.
+#[pyfunction]
+fn constants() -> std::collections::HashMap<&'static str, u64> {
+    tcpeval_sim::consts::ALL.iter().copied().collect()
+}
+
 /// Engine version, recorded in every result.
 #[pyfunction]
 fn version() -> &'static str {
@@ -66,5 +73,6 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithm_params, m)?)?;
     m.add_function(wrap_pyfunction!(algorithm_schema, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(constants, m)?)?;
     Ok(())
 }

@@ -9,7 +9,7 @@ use crate::time::{Time, SEC};
 use crate::traffic::UdpSource;
 
 /// Packet size used to convert byte buffers to RED's packet thresholds.
-const RED_PKT_BYTES: f64 = 1500.0;
+const RED_PKT_BYTES: f64 = crate::consts::MTU_BYTES as f64;
 /// Floyd, "RED: Discussions of Setting Parameters" (1997): max_p = 0.1.
 const RED_MAX_P: f64 = 0.1;
 /// An interface queue that never fills.

@@ -3,6 +3,7 @@
 //! values are usable, naming the field when they are not.
 
 use crate::cc::Cc;
+use crate::consts;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -203,21 +204,19 @@ pub struct FlowConfig {
 }
 
 fn default_mss() -> u32 {
-    1448
+    consts::MSS_BYTES
 }
 fn default_mtu() -> u32 {
-    1500
+    consts::MTU_BYTES
 }
 fn yes() -> bool {
     true
 }
-/// Linux TCP_DELACK_MIN (HZ/25).
 fn default_delack() -> u64 {
-    40_000_000
+    consts::DELACK_TIMEOUT_NS
 }
-/// Linux TCP_INIT_CWND (RFC 6928).
 fn default_iw() -> u32 {
-    10
+    consts::INITIAL_CWND
 }
 
 impl FlowConfig {

@@ -8,6 +8,7 @@
 pub mod build;
 pub mod cc;
 pub mod config;
+pub mod consts;
 pub mod event;
 pub mod net;
 pub mod rng;

@@ -11,7 +11,7 @@ pub fn bulk_flow(rtt_ms: u64) -> FlowConfig {
 
 /// `flows` bulk flows over a dumbbell; buffer as a fraction of the BDP in 1500 B packets.
 pub fn dumbbell(rate_bps: f64, rtt_ms: u64, buffer_bdp: f64, loss: f64, flows: usize, duration_s: f64) -> Config {
-    let bdp_pkts = rate_bps * rtt_ms as f64 / 1e3 / 8.0 / 1500.0;
+    let bdp_pkts = rate_bps * rtt_ms as f64 / 1e3 / 8.0 / crate::consts::MTU_BYTES as f64;
     let buf = ((bdp_pkts * buffer_bdp).ceil() as u64).max(1);
     let mut network = NetworkConfig::dumbbell(rate_bps, buf);
     network.hops[0].loss = loss;

@@ -13,10 +13,6 @@ use crate::trace::{FlowIntervals, FlowMark, FlowTrace, LinkIntervals, LinkMark, 
 use crate::traffic::UdpSource;
 use serde::Serialize;
 
-/// Bytes of IP + TCP header with the timestamp option (20 + 20 + 12); the
-/// remainder of the MTU is the MSS (1500 - 52 = 1448, Linux's usual MSS).
-pub const ACK_BYTES: u32 = 52;
-
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     TxDone(u32),

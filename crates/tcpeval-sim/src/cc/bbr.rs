@@ -18,6 +18,7 @@
 
 use super::params::AlgorithmConfig;
 use super::{CaState, CcState, CongestionOps, RateSample};
+use crate::consts::{HEADER_BYTES, INITIAL_CWND as INIT_CWND};
 use crate::rng::Rng;
 use crate::time::{Time, MS, SEC};
 use schemars::JsonSchema;
@@ -46,9 +47,6 @@ const CYCLE_RAND: u64 = 7;
 /// Segments per "TSO" burst for the quantization budget (no TSO here: Linux's
 /// minimum of 2 at rates above 1.2 Mbit/s).
 const TSO_SEGS: u32 = 2;
-const INIT_CWND: u32 = 10;
-/// Wire bytes per packet for pacing (MSS + headers).
-const HEADER_BYTES: u32 = 52;
 
 /// BBR's parameters (`params`), defaults from Linux net/ipv4/tcp_bbr.c.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]

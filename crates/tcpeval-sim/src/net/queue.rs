@@ -146,7 +146,7 @@ impl Queue {
     pub fn free_packets(&self) -> u64 {
         match self.limit {
             Limit::Packets(n) => n.saturating_sub(self.pkts.len() as u64),
-            Limit::Bytes(b) => b.saturating_sub(self.bytes) / 1500,
+            Limit::Bytes(b) => b.saturating_sub(self.bytes) / crate::consts::MTU_BYTES as u64,
         }
     }
 
