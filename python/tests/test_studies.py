@@ -178,3 +178,20 @@ def test_cells_that_match_nothing_exit_2_naming_the_option(tmp_path):
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "--cells: no cell of dalton2004" in bad.stderr
     assert "table1-" in bad.stderr and not (tmp_path / "s").exists()
+
+
+def test_report_finds_runs_by_the_current_run_keys(smoke_store, tmp_path):
+    """study.json keeps the keys the runs were made under; after the run key
+    changes (the store migrates its runs on open), the report still finds every
+    run through the keys the code computes now."""
+    import json
+    import shutil
+
+    store, stats = smoke_store("dalton2004")
+    part = tmp_path / "store"
+    shutil.copytree(store, part, ignore=shutil.ignore_patterns("report"))
+    meta = json.loads((part / "study.json").read_text())
+    meta["cells"] = {cell: f"stale{i:015d}" for i, cell in enumerate(meta["cells"])}
+    (part / "study.json").write_text(json.dumps(meta))
+    page = report_study("dalton2004", part).read_text()
+    assert f"all {stats['total']} runs finished" in page

@@ -90,3 +90,16 @@ def test_a_cell_runs_once_per_seed(name):
     d = STUDIES[name].design("smoke")
     runs = plan(d.sweep(d.cells[0])).runs
     assert [(r.repetition, r.seed) for r in runs] == list(enumerate(d.seeds))
+
+
+@pytest.mark.parametrize("name", sorted(STUDIES))
+def test_every_report_has_the_agreement_table_and_its_count(name):
+    """Every study's report, even of a store without runs, holds the agreement
+    table with the common columns and counts it in its notes."""
+    import matplotlib.pyplot as plt
+
+    rep = STUDIES[name].report({}, "smoke", None)
+    plt.close("all")
+    table = rep["tables"]["agreement"]
+    assert tuple(table.columns) == protocol.AGREEMENT_COLUMNS
+    assert protocol.agreement_note(table) in rep["notes"]
