@@ -77,6 +77,14 @@ def test_native_agents():
         script_for(_scenario(), agents="native")
 
 
+def test_abc_is_set_only_when_asked():
+    assert "sysctl_tcp_abc" not in _tcl(_scenario())
+    tcl = script_for(_scenario(), abc=0)[0].tcl
+    assert '"$tcp(0) set_ca_default_param linux sysctl_tcp_abc 0"' in tcl
+    with pytest.raises(ValueError, match="abc"):
+        script_for(_scenario(), agents="native", abc=0)
+
+
 def test_red_defaults_follow_tcpeval():
     tcl = _tcl(_scenario(queue="red", buffer="300pkt"))
     assert float(_value(tcl, r"set maxthresh_ (\S+)$")) == 150

@@ -44,6 +44,7 @@ class Cell:
     measure_from_s: int = 20
     stack: str | None = None
     agents: str = "linux"       # ns-2 side: TCP-Linux modules, or its native agents
+    abc: int | None = None      # TCP-Linux's sysctl_tcp_abc; None: ns-2's default (1)
 
     @property
     def name(self) -> str:
@@ -55,7 +56,8 @@ class Cell:
             base += f" vs {self.other} {self.other_rtt_ms}ms"
         return (f"{base} {self.rate} {self.rtt_ms}ms {self.buffer_bdp:g}bdp"
                 + (f" p={self.loss:g}" if self.loss else "")
-                + (" [ns-2 native]" if self.agents == "native" else ""))
+                + (" [ns-2 native]" if self.agents == "native" else "")
+                + (f" [abc={self.abc}]" if self.abc is not None else ""))
 
 
 def scenario(cell: Cell) -> dict:
@@ -110,12 +112,13 @@ def quick_grid(stack: str | None = None) -> list[Cell]:
     return _unique([replace(c, stack=stack) for c in cells])
 
 
-def with_agents(cells: list[Cell], agents: str) -> list[Cell]:
-    """The cells for an ns-2 side: all of them on TCP-Linux; on ns-2's native
-    agents, those whose algorithms have one (Reno, HighSpeed, Vegas), without
-    tcpeval parameters (ns-2's agents keep their own defaults)."""
+def with_agents(cells: list[Cell], agents: str, abc: int | None = None) -> list[Cell]:
+    """The cells for an ns-2 side: all of them on TCP-Linux (with its ABC
+    setting); on ns-2's native agents, those whose algorithms have one (Reno,
+    HighSpeed, Vegas), without tcpeval parameters (ns-2's agents keep their own
+    defaults)."""
     if agents == "linux":
-        return cells
+        return [replace(c, abc=abc) for c in cells]
     keep = [c for c in cells if c.cc in NATIVE_AGENTS and (c.other is None or c.other
                                                            in NATIVE_AGENTS) and not c.params]
     return [replace(c, agents=agents) for c in keep]
@@ -147,7 +150,7 @@ def run_one(task: tuple[Cell, int, str]) -> tuple[str, int, str, float | str, fl
         if sim == "ns2":
             from . import run as ns2_run
 
-            summary = ns2_run(scenario(cell), seed=seed, agents=cell.agents)
+            summary = ns2_run(scenario(cell), seed=seed, agents=cell.agents, abc=cell.abc)
         else:
             from ..run import run as tc_run
 

@@ -306,11 +306,16 @@ proc sample {{k step stop}} {{
 """
 
 
-def translate(resolved: dict, agents: str = "linux") -> Ns2Script:
+def translate(resolved: dict, agents: str = "linux", abc: int | None = None) -> Ns2Script:
     """The ns-2 script for a resolved scenario (tcpeval.scenario.resolve's
-    output), with TCP-Linux senders or (agents="native") ns-2's own agents."""
+    output), with TCP-Linux senders or (agents="native") ns-2's own agents.
+    `abc` sets TCP-Linux's sysctl_tcp_abc (RFC 3465 byte counting), which
+    ns-2.35 turns on (tcp/linux/ns-linux-param.c) and kernels of the time
+    left off; None keeps ns-2's setting."""
     if agents not in AGENTS:
         raise ValueError(f"agents: {agents!r}; allowed: {', '.join(AGENTS)}")
+    if abc is not None and (agents != "linux" or abc not in (0, 1, 2)):
+        raise ValueError(f"abc: 0, 1 or 2, with TCP-Linux agents only; got {abc!r}")
     _check_run(resolved)
     net = bottleneck(resolved["network"])
     rate = net["rate_bps"]
@@ -332,6 +337,9 @@ def translate(resolved: dict, agents: str = "linux") -> Ns2Script:
         _check_flow(i, f)
         sender = _sender(i, f, agents)
         lines += _flow_tcl(i, f, sender, resolved)
+        if abc is not None:
+            # A module default (set_ca_default_param), the same for every flow.
+            lines.append(f"$ns at 0 \"$tcp({i}) set_ca_default_param linux sysctl_tcp_abc {abc}\"")
         flows.append({"label": f["group"], "cc": f["cc"], "module": sender[0], "mss": f["mss"],
                       "start_s": f["start_ns"] / 1e9})
     lines += [f"set nflows {len(flows)}", _REPORT,
