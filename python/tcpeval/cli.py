@@ -2,27 +2,58 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from .errors import ScenarioError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 # Help and docstrings are plain text: with Rich markup "[[flows]]" or "[sweep]"
 # would vanish from them.
 PLAIN = {"rich_markup_mode": None}
 app = typer.Typer(add_completion=False, no_args_is_help=True, **PLAIN,
                   help="Evaluate TCP congestion control: simulate scenarios, compute metrics.")
-err = Console(stderr=True, soft_wrap=True)
-# Wide enough for the flow table when stdout is a file or a pipe (rich would use 80).
-out = Console(width=None if sys.stdout.isatty() else 150)
+
+
+@functools.cache
+def _console(stderr: bool) -> Console:
+    """The rich Console of stderr or stdout, made at its first use: rich costs
+    20-30 ms to import, and `tcpeval run --json` prints no table."""
+    from rich.console import Console
+
+    if stderr:
+        return Console(stderr=True, soft_wrap=True)
+    # Wide enough for the flow table when stdout is a file or a pipe (rich would use 80).
+    return Console(width=None if sys.stdout.isatty() else 150)
+
+
+def err() -> Console:
+    return _console(True)
+
+
+def out() -> Console:
+    return _console(False)
+
+
+def _table(title: str) -> Table:
+    from rich.table import Table
+
+    return Table(title=title, title_justify="left")
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
 
 EXIT_BAD_INPUT = 2
 EXIT_INVALID_RUN = 1
@@ -31,7 +62,7 @@ EXIT_INTERRUPTED = 130
 
 def _fail(message: str) -> None:
     # Escaped: a message quoting "[[flows]]" or "[sweep]" prints them as written.
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    err().print(f"[bold red]error:[/] {_escape(message)}", highlight=False)
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -69,7 +100,7 @@ def _fmt(value, digits: int = 1) -> str:
 
 
 def flow_table(summary: dict) -> Table:
-    table = Table(title="Per-flow results", title_justify="left")
+    table = _table("Per-flow results")
     for col in ("flow", "cc", "streams", "rtt ms", "start s", "Mbit/s", "std", "retx", "RTOs",
                 "mean cwnd", "mean srtt ms"):
         table.add_column(col, justify="left" if col in ("flow", "cc") else "right")
@@ -87,12 +118,12 @@ def _count(value: int | None) -> str:
 
 
 def print_summary(summary: dict, out_dir: Path | None) -> None:
-    out.print(flow_table(summary))
+    out().print(flow_table(summary))
     b = summary["bottleneck"]
     start, end = summary["window_s"]
     # A parking lot's bottleneck is its narrowest hop: say which.
     name = "" if b["name"] == "bottleneck" else f" ({b['name']})"
-    out.print(
+    out().print(
         f"bottleneck{name} {b['capacity_mbps']:g} Mbit/s: "
         f"utilization {100 * b['utilization']:.1f}%, "
         f"drops {b['drops']}, loss rate {b['loss_rate']:.2e}, "
@@ -101,11 +132,11 @@ def print_summary(summary: dict, out_dir: Path | None) -> None:
     jain = summary["jain_index"]
     sim = summary["sim"]
     ran = "on the kernel testbed" if summary.get("backend") == "testbed" else "simulated"
-    out.print(f"Jain index {_fmt(jain, 3)}   {ran} {sim['sim_time_s']:g} s, "
+    out().print(f"Jain index {_fmt(jain, 3)}   {ran} {sim['sim_time_s']:g} s, "
               f"{sim['packets']:,} bottleneck packets in {sim['wall_s']:.2f} s wall",
               highlight=False)
     if out_dir is not None:
-        out.print(f"results: {out_dir}/", highlight=False)
+        out().print(f"results: {out_dir}/", highlight=False)
 
 
 FORCE_HELP = ("write into an existing directory that is not a tcpeval result "
@@ -146,10 +177,10 @@ def _stop_if_invalid(summary: dict, target: Path) -> None:
     validity = summary.get("validity") or {}
     if validity.get("valid", True):
         return
-    err.print("[bold red]invalid run[/] (kept in "
+    err().print("[bold red]invalid run[/] (kept in "
               f"{target}/ for diagnosis, not a result):", highlight=False)
     for reason in validity.get("reasons", []):
-        err.print(f"  - {reason}", highlight=False)
+        err().print(f"  - {reason}", highlight=False)
     raise typer.Exit(EXIT_INVALID_RUN)
 
 
@@ -177,7 +208,7 @@ def run(
         _fail(str(e))
     except KeyboardInterrupt as e:
         torn_down = getattr(e, "backend", None) == "testbed"
-        err.print("interrupted; nothing written" + (" (a testbed run was torn down)"
+        err().print("interrupted; nothing written" + (" (a testbed run was torn down)"
                                                     if torn_down else ""))
         raise typer.Exit(EXIT_INTERRUPTED) from None
     _write_run(result, target, force)
@@ -200,12 +231,12 @@ def demo(
 
     scenario = _examples_dir() / "demo.toml"
     _check_out_dir(out_dir, force)
-    out.print(f"[bold]tcpeval demo[/]: {scenario}", highlight=False)
+    out().print(f"[bold]tcpeval demo[/]: {scenario}", highlight=False)
     result = run_scenario(scenario)
     _write_run(result, out_dir, force)
     page = _write_report(result, out_dir, "tcpeval demo")
     print_summary(result.summary, out_dir)
-    out.print(f"report: {page}", highlight=False)
+    out().print(f"report: {page}", highlight=False)
     _demo_study(out_dir.parent / "demo-study")
 
 
@@ -213,11 +244,11 @@ def _demo_study(store: Path) -> None:
     """The quick profile of a classic study, end to end (about 10 s)."""
     from .studies.runner import report_study, run_study
 
-    out.print("\n[bold]study dalton2004[/] (quick profile: standard, HighSpeed and FAST TCP, "
+    out().print("\n[bold]study dalton2004[/] (quick profile: standard, HighSpeed and FAST TCP, "
               "Tables I-V, 48 runs)", highlight=False)
     stats = run_study("dalton2004", "quick", store)
     page = report_study("dalton2004", store)
-    out.print(f"{stats['done']} run, {stats['skipped']} already in the store; "
+    out().print(f"{stats['done']} run, {stats['skipped']} already in the store; "
               f"study report: {page}", highlight=False)
 
 
@@ -245,7 +276,7 @@ def metrics(
     missing = [c for c in ("retransmits", "timeouts")
                if any(f[c] is None for f in summary["flows"])]
     if missing:
-        err.print(f"note: {' and '.join(missing)} per window unavailable: this run does not "
+        err().print(f"note: {' and '.join(missing)} per window unavailable: this run does not "
                   "record them per interval (whole-run counts: "
                   f"{', '.join(c + '_total' for c in missing)})", highlight=False)
     if as_json:
@@ -271,7 +302,7 @@ class _Progress:
 
         self.bar = Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(),
-                            TextColumn("ETA"), TimeRemainingColumn(), console=err,
+                            TextColumn("ETA"), TimeRemainingColumn(), console=err(),
                             auto_refresh=False)
         self.failed = 0
         self.drawn = 0.0
@@ -323,7 +354,7 @@ def _run_sweeps(progress: _Progress, run):
         _fail(str(e))
     except KeyboardInterrupt as e:  # a SweepInterrupted says what was kept
         progress.stop()
-        err.print(str(e) or "interrupted; nothing was run", highlight=False, markup=False)
+        err().print(str(e) or "interrupted; nothing was run", highlight=False, markup=False)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     finally:
         progress.stop()
@@ -349,7 +380,7 @@ def sweep(
     except ScenarioError as e:
         _fail(str(e))
     limit = _memory_limit(memory_limit)
-    out.print(sweep_mod.describe(plan), highlight=False)
+    out().print(sweep_mod.describe(plan), highlight=False)
     if dry_run:
         return
     store = _open_store(store_dir, plan)
@@ -361,11 +392,11 @@ def sweep(
         _fail(f"--out: {e}")
     finally:
         progress.stop()
-    out.print(f"{stats['done']} run, {stats['skipped']} already in the store, "
+    out().print(f"{stats['done']} run, {stats['skipped']} already in the store, "
               f"{stats['failed']} failed; index: {store.root / 'index.parquet'}", highlight=False)
     if stats["failures"]:
         for params, rep, error in stats["failures"]:
-            err.print(f"failed: {params} repetition {rep}: {error}", highlight=False)
+            err().print(f"failed: {params} repetition {rep}: {error}", highlight=False)
         raise typer.Exit(1)
 
 
@@ -406,7 +437,7 @@ def results(
     except (OutputError, OSError) as e:
         _fail(f"{store_dir}: cannot read the result store: {getattr(e, 'strerror', None) or e}")
     for key, reason in store.quarantined:
-        err.print(f"damaged run {key}: {reason}", highlight=False, markup=False)
+        err().print(f"damaged run {key}: {reason}", highlight=False, markup=False)
     if where:
         try:
             df = df.query(where)
@@ -418,12 +449,12 @@ def results(
         sys.stdout.write(df.to_json(orient="records", indent=2) + "\n")
     else:
         df = _compact(df)
-        table = Table(title=f"{len(df)} runs", title_justify="left")
+        table = _table(f"{len(df)} runs")
         for col in df.columns:
             table.add_column(str(col))
         for row in df.itertuples(index=False):
             table.add_row(*[f"{v:.4g}" if isinstance(v, float) else str(v) for v in row])
-        out.print(table)
+        out().print(table)
 
 
 def _compact(df):
@@ -453,7 +484,7 @@ def testbed_check(
     if as_json:
         sys.stdout.write(json.dumps(caps, indent=2) + "\n")
         return
-    table = Table(title="testbed capabilities", title_justify="left")
+    table = _table("testbed capabilities")
     table.add_column("item", justify="left")
     table.add_column("value", justify="left")
     for key, value in caps.items():
@@ -462,7 +493,7 @@ def testbed_check(
         elif isinstance(value, list):
             value = ", ".join(value)
         table.add_row(key, str(value))
-    out.print(table)
+    out().print(table)
 
 
 @testbed_app.command("cleanup")
@@ -478,10 +509,10 @@ def testbed_cleanup(
         removed, kept = testbed.cleanup(prefix)
     except ValueError as e:
         _fail(f"--prefix: {e}")
-    out.print(f"removed {len(removed)} namespace(s): {', '.join(removed) or '-'}",
+    out().print(f"removed {len(removed)} namespace(s): {', '.join(removed) or '-'}",
               highlight=False)
     if kept:
-        out.print(f"kept {len(kept)} namespace(s) of runs in progress: {', '.join(kept)}",
+        out().print(f"kept {len(kept)} namespace(s) of runs in progress: {', '.join(kept)}",
                   highlight=False)
 
 
@@ -506,18 +537,18 @@ def compare_backends(
     except ScenarioError as e:
         _fail(str(e))
     except InvalidRun as e:
-        err.print(f"[bold red]no valid testbed run[/] in {attempts} attempt(s); nothing "
+        err().print(f"[bold red]no valid testbed run[/] in {attempts} attempt(s); nothing "
                   "compared:", highlight=False)
         for reason in e.reasons:
-            err.print(f"  - {reason}", highlight=False)
+            err().print(f"  - {reason}", highlight=False)
         raise typer.Exit(EXIT_INVALID_RUN) from None
     except KeyboardInterrupt:
-        err.print("interrupted (the testbed was torn down)")
+        err().print("interrupted (the testbed was torn down)")
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if as_json:
         sys.stdout.write(json.dumps(cmp, indent=2) + "\n")
         return
-    out.print(_comparison_table(cmp))
+    out().print(_comparison_table(cmp))
 
 
 def _rel(pair: dict) -> str:
@@ -527,8 +558,8 @@ def _rel(pair: dict) -> str:
 
 def _comparison_table(cmp: dict) -> Table:
     start, end = cmp["window_s"]
-    table = Table(title=f"simulator vs kernel, {cmp['capacity_mbps']:g} Mbit/s bottleneck "
-                        f"(window {start:g}-{end:g} s)", title_justify="left")
+    table = _table(f"simulator vs kernel, {cmp['capacity_mbps']:g} Mbit/s bottleneck "
+                   f"(window {start:g}-{end:g} s)")
     for col in ("flow", "cc", "rtt ms", "Mbit/s sim", "Mbit/s kernel", "diff",
                 "srtt ms sim", "srtt ms kernel", "diff"):
         table.add_column(col, justify="left" if col in ("flow", "cc") else "right")
@@ -556,7 +587,7 @@ def study_list() -> None:
     from .studies import STUDIES
 
     for name, mod in STUDIES.items():
-        out.print(f"{name:<14} {mod.TITLE}", highlight=False)
+        out().print(f"{name:<14} {mod.TITLE}", highlight=False)
 
 
 @study_app.command("run")
@@ -587,7 +618,7 @@ def study_run(
         name, profile, store, workers=workers, dask=dask, memory_limit=limit,
         progress=progress, cells=cells.split(",") if cells else None))
     page = report_study(name, store)
-    out.print(f"{stats['done']} run, {stats['skipped']} already in the store, "
+    out().print(f"{stats['done']} run, {stats['skipped']} already in the store, "
               f"{stats['failed']} failed; report: {page}", highlight=False)
     if stats["failures"]:
         raise typer.Exit(1)
@@ -605,7 +636,7 @@ def study_report(
         page = report_study(name, store_dir)
     except (FileNotFoundError, ValueError, KeyError) as e:
         _fail(str(e))
-    out.print(f"report: {page}", highlight=False)
+    out().print(f"report: {page}", highlight=False)
 
 
 def _examples_dir() -> Path:
@@ -633,7 +664,7 @@ def main() -> None:
         else:
             ctx = getattr(e, "ctx", None)
             hint = f" (see '{ctx.command_path} --help')" if ctx else ""
-            err.print(f"[bold red]error:[/] {escape(e.format_message() + hint)}",
+            err().print(f"[bold red]error:[/] {_escape(e.format_message() + hint)}",
                       highlight=False)
         sys.exit(e.exit_code)
     sys.exit(code or 0)

@@ -1,6 +1,6 @@
 """The structure that keeps start-up fast (issue 29): the command line and the
-study list import no heavy library, and a run imports neither pandas nor
-matplotlib; the timings are benches/startup.py's."""
+study list import no heavy library, and a run imports neither pandas nor rich
+(nor matplotlib); the timings are benches/startup.py's."""
 
 import subprocess
 import sys
@@ -58,13 +58,13 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "reno_single.toml"
 
 def test_a_run_imports_no_pandas(tmp_path):
     """`tcpeval run --json --out DIR` end to end (a 6 s run, its Parquet files
-    written): pandas (0.2-0.4 s to import) and matplotlib stay out; the tables
-    are DataFrames only when asked for."""
+    written): pandas (0.2-0.4 s to import), rich (`--json` prints no table) and
+    matplotlib stay out; the tables are DataFrames only when asked for."""
     code = ("import sys\nfrom tcpeval.cli import main\n"
             f"sys.argv = ['tcpeval', 'run', {str(EXAMPLE)!r}, '--set', 'run.duration=\"6s\"',"
             f" '--json', '--out', {str(tmp_path / 'run')!r}]\n"
             "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            "print(' '.join(m for m in ('pandas', 'matplotlib') if m in sys.modules), "
+            "print(' '.join(m for m in ('pandas', 'rich', 'matplotlib') if m in sys.modules), "
             "file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
