@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -133,8 +134,8 @@ def print_summary(summary: dict, out_dir: Path | None) -> None:
     sim = summary["sim"]
     ran = "on the kernel testbed" if summary.get("backend") == "testbed" else "simulated"
     out().print(f"Jain index {_fmt(jain, 3)}   {ran} {sim['sim_time_s']:g} s, "
-              f"{sim['packets']:,} bottleneck packets in {sim['wall_s']:.2f} s wall",
-              highlight=False)
+                f"{sim['packets']:,} bottleneck packets in {sim['wall_s']:.2f} s wall",
+                highlight=False)
     if out_dir is not None:
         out().print(f"results: {out_dir}/", highlight=False)
 
@@ -178,7 +179,7 @@ def _stop_if_invalid(summary: dict, target: Path) -> None:
     if validity.get("valid", True):
         return
     err().print("[bold red]invalid run[/] (kept in "
-              f"{target}/ for diagnosis, not a result):", highlight=False)
+                f"{target}/ for diagnosis, not a result):", highlight=False)
     for reason in validity.get("reasons", []):
         err().print(f"  - {reason}", highlight=False)
     raise typer.Exit(EXIT_INVALID_RUN)
@@ -245,11 +246,11 @@ def _demo_study(store: Path) -> None:
     from .studies.runner import report_study, run_study
 
     out().print("\n[bold]study dalton2004[/] (quick profile: standard, HighSpeed and FAST TCP, "
-              "Tables I-V, 48 runs)", highlight=False)
+                "Tables I-V, 48 runs)", highlight=False)
     stats = run_study("dalton2004", "quick", store)
     page = report_study("dalton2004", store)
     out().print(f"{stats['done']} run, {stats['skipped']} already in the store; "
-              f"study report: {page}", highlight=False)
+                f"study report: {page}", highlight=False)
 
 
 @app.command()
@@ -277,8 +278,8 @@ def metrics(
                if any(f[c] is None for f in summary["flows"])]
     if missing:
         err().print(f"note: {' and '.join(missing)} per window unavailable: this run does not "
-                  "record them per interval (whole-run counts: "
-                  f"{', '.join(c + '_total' for c in missing)})", highlight=False)
+                    "record them per interval (whole-run counts: "
+                    f"{', '.join(c + '_total' for c in missing)})", highlight=False)
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:
@@ -393,7 +394,7 @@ def sweep(
     finally:
         progress.stop()
     out().print(f"{stats['done']} run, {stats['skipped']} already in the store, "
-              f"{stats['failed']} failed; index: {store.root / 'index.parquet'}", highlight=False)
+                f"{stats['failed']} failed; index: {store.root / 'index.parquet'}", highlight=False)
     if stats["failures"]:
         for params, rep, error in stats["failures"]:
             err().print(f"failed: {params} repetition {rep}: {error}", highlight=False)
@@ -510,10 +511,10 @@ def testbed_cleanup(
     except ValueError as e:
         _fail(f"--prefix: {e}")
     out().print(f"removed {len(removed)} namespace(s): {', '.join(removed) or '-'}",
-              highlight=False)
+                highlight=False)
     if kept:
         out().print(f"kept {len(kept)} namespace(s) of runs in progress: {', '.join(kept)}",
-                  highlight=False)
+                    highlight=False)
 
 
 @app.command("compare-backends")
@@ -538,7 +539,7 @@ def compare_backends(
         _fail(str(e))
     except InvalidRun as e:
         err().print(f"[bold red]no valid testbed run[/] in {attempts} attempt(s); nothing "
-                  "compared:", highlight=False)
+                    "compared:", highlight=False)
         for reason in e.reasons:
             err().print(f"  - {reason}", highlight=False)
         raise typer.Exit(EXIT_INVALID_RUN) from None
@@ -619,7 +620,7 @@ def study_run(
         progress=progress, cells=cells.split(",") if cells else None))
     page = report_study(name, store)
     out().print(f"{stats['done']} run, {stats['skipped']} already in the store, "
-              f"{stats['failed']} failed; report: {page}", highlight=False)
+                f"{stats['failed']} failed; report: {page}", highlight=False)
     if stats["failures"]:
         raise typer.Exit(1)
 
@@ -652,6 +653,11 @@ def main() -> None:
     """The console entry point. Usage errors (a missing argument, an option that
     is not a number, an unknown command) are one line, exit 2, like every other
     bad input; click would print a usage block first."""
+    # pydantic's first model scans every installed package's entry points for
+    # pydantic plugins (20-40 ms of a short run); tcpeval uses none, and typer
+    # turns them off for its own adapters too (typer/_adapters.py). A user who
+    # wants them sets PYDANTIC_DISABLE_PLUGINS (e.g. to "").
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         code = app(standalone_mode=False)
     except typer.Abort:  # end of input at a prompt
@@ -665,7 +671,7 @@ def main() -> None:
             ctx = getattr(e, "ctx", None)
             hint = f" (see '{ctx.command_path} --help')" if ctx else ""
             err().print(f"[bold red]error:[/] {_escape(e.format_message() + hint)}",
-                      highlight=False)
+                        highlight=False)
         sys.exit(e.exit_code)
     sys.exit(code or 0)
 
