@@ -2,6 +2,8 @@
 //! in its own child process so that peak memory (VmHWM) is per scenario, and prints
 //! simulated bottleneck packets per wall second.
 //!
+//! `bench NAME [SECONDS]` runs one scenario (cut short, to profile it).
+//!
 //! `bench --hash`: a hash of the serialised results of a fixed corpus (the
 //! benchmark scenarios and a short lossy run of every algorithm), to check that
 //! an optimisation leaves the output identical (docs/performance.md).
@@ -9,6 +11,14 @@
 use std::process::Command;
 use std::time::Instant;
 use tcpeval_sim::scenarios::{benchmark_set, dumbbell, with_cc};
+
+/// This thread's time on a CPU so far, in seconds (the first field of
+/// /proc/thread-self/schedstat, in ns): on a loaded machine the wall time
+/// includes waiting for a core, this does not.
+fn cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    stat.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()).map_or(f64::NAN, |ns| ns / 1e9)
+}
 
 fn peak_rss_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -21,12 +31,17 @@ fn peak_rss_mib() -> f64 {
     kib / 1024.0
 }
 
-fn run_one(name: &str) {
-    let (_, _, cfg) = benchmark_set().into_iter().find(|(n, _, _)| *n == name).expect("known scenario");
-    let t0 = Instant::now();
+/// Run one scenario, cut to `seconds` if given (a shorter run to profile).
+fn run_one(name: &str, seconds: Option<f64>) {
+    let (_, _, mut cfg) = benchmark_set().into_iter().find(|(n, _, _)| *n == name).expect("known scenario");
+    if let Some(s) = seconds {
+        cfg.duration_ns = (s * 1e9) as u64;
+    }
+    let (t0, c0) = (Instant::now(), cpu_s());
     let r = tcpeval_sim::simulate(cfg).expect("valid scenario");
-    let wall = t0.elapsed().as_secs_f64();
-    println!("{name}\t{}\t{}\t{wall:.3}\t{:.0}\t{:.1}", r.sim.packets, r.sim.events, r.sim.packets as f64 / wall, peak_rss_mib());
+    let (wall, cpu) = (t0.elapsed().as_secs_f64(), cpu_s() - c0);
+    let pkts = r.sim.packets as f64;
+    println!("{name}\t{}\t{}\t{wall:.3}\t{:.0}\t{cpu:.3}\t{:.0}\t{:.1}", r.sim.packets, r.sim.events, pkts / wall, pkts / cpu, peak_rss_mib());
 }
 
 /// FNV-1a, 64 bits: stable across builds (unlike std's hasher).
@@ -57,19 +72,20 @@ fn main() {
         return;
     }
     if let Some(name) = std::env::args().nth(1) {
-        run_one(&name);
+        run_one(&name, std::env::args().nth(2).map(|s| s.parse().expect("seconds")));
         return;
     }
     let me = std::env::current_exe().expect("own path");
-    println!("{:<3} {:<48} {:>12} {:>12} {:>8} {:>14} {:>9}", "id", "scenario", "bneck pkts", "events", "wall s", "pkts/wall s", "peak MiB");
+    let head = ["bneck pkts", "events", "wall s", "pkts/wall s", "cpu s", "pkts/cpu s", "peak MiB"];
+    println!("{:<3} {:<48} {:>12} {:>12} {:>8} {:>12} {:>8} {:>12} {:>9}", "id", "scenario", head[0], head[1], head[2], head[3], head[4], head[5], head[6]);
     for (name, desc, _) in benchmark_set() {
         let out = Command::new(&me).arg(name).output().expect("child runs");
         let line = String::from_utf8_lossy(&out.stdout);
         let f: Vec<&str> = line.trim().split('\t').collect();
-        if f.len() < 6 {
+        if f.len() < 8 {
             eprintln!("scenario {name} failed: {}", String::from_utf8_lossy(&out.stderr));
             continue;
         }
-        println!("{:<3} {:<48} {:>12} {:>12} {:>8} {:>14} {:>9}", name, desc, f[1], f[2], f[3], f[4], f[5]);
+        println!("{:<3} {:<48} {:>12} {:>12} {:>8} {:>12} {:>8} {:>12} {:>9}", name, desc, f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
     }
 }
