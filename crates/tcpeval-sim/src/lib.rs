@@ -14,6 +14,7 @@ pub mod net;
 pub mod rng;
 pub mod scenarios;
 pub mod sim;
+pub mod stack;
 pub mod tcp;
 pub mod time;
 pub mod traffic;

@@ -203,6 +203,7 @@ impl CongestionOps for Bic {
 mod tests {
     use super::*;
     use crate::cc::harness::Harness;
+    use crate::stack::Stack;
 
     fn bic_at(w_max: u32) -> Bic {
         Bic { last_max_cwnd: w_max, ..Bic::default() }
@@ -245,6 +246,23 @@ mod tests {
         h.s.cwnd = 900;
         h.lose();
         assert_eq!(h.cc.w_max(), 900 * (1024 + 819) / 2048); // 809
+    }
+
+    /// Linux 2.6.22 (per-ACK counting): after a loss at 1000, cwnd 799 =
+    /// ssthresh is still slow start there (`<=`): the first ACK adds one. Then
+    /// far below W_max cnt = 800 / 16 = 50, divided by the ratio of 2 packets
+    /// per ACK: 25, one packet per 26 ACKs (51 * 16 / 32 is 25 too); the other
+    /// 399 ACKs of the round add 15: 815, i.e. BIC's designed 16 per RTT. Today
+    /// the same cnt counts packets: about 32 per RTT.
+    #[test]
+    fn linux_2_6_22_keeps_the_designed_step_with_delayed_acks() {
+        let mut old = Harness::for_stack(Stack::Linux2622, "bic", 1000);
+        let mut new = Harness::for_stack(Stack::Linux66, "bic", 1000);
+        assert_eq!((old.lose(), new.lose()), (799, 799));
+        old.ack_round_in_pairs();
+        new.ack_round_in_pairs();
+        assert_eq!(old.s.cwnd, 815);
+        assert!((829..=833).contains(&new.s.cwnd), "today: {}", new.s.cwnd);
     }
 
     #[test]

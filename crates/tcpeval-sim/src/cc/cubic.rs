@@ -42,6 +42,33 @@ const HYSTART_DELAY_MIN: Time = 4 * MS;
 const HYSTART_DELAY_MAX: Time = 16 * MS;
 /// Delay samples within one second after an epoch starts are ignored.
 const EPOCH_SAMPLE_HOLDOFF: Time = SEC;
+/// Packets per ACK are kept << 4 (ACK_RATIO_SHIFT), starting at 2, and in 3.x
+/// clamped to 32 (ACK_RATIO_LIMIT); versions before 4.0 divide cnt by them.
+const ACK_RATIO_SHIFT: u32 = 4;
+const ACK_RATIO_LIMIT: u32 = 32 << ACK_RATIO_SHIFT;
+/// CUBIC 2.1: cnt before the first loss (`if (ca->loss_cwnd == 0) ca->cnt = 50`)
+/// and the module parameter `max_increment` = 16 bounding growth in the convex
+/// region to 16 packets per 100 ms of delay_min (net/ipv4/tcp_cubic.c at 2.6.22).
+const V2_1_NO_LOSS_CNT: u32 = 50;
+const V2_1_MAX_INCREMENT: u64 = 16;
+
+/// The CUBIC code of a stack's era (crate::stack); the parameter defaults of
+/// the era (beta 819 and no HyStart for 2.1) come from the stack too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CubicVersion {
+    /// 2.3 as in Linux 4.x-6.x, described above.
+    #[default]
+    Current,
+    /// 2.1 (Linux 2.6.19-2.6.24; net/ipv4/tcp_cubic.c read at 2.6.22): cnt = 50
+    /// before the first loss, growth above W_max bounded by max_increment,
+    /// cnt divided by the delayed-ACK ratio, the curve re-evaluated on every
+    /// update, no 1.5x-per-RTT bound (cnt >= 1) and no shift after idle.
+    V2_1,
+    /// 2.3 before Linux 4.0's stretch-ACK fixes (3.x; read at a 3.10 tree):
+    /// cnt divided by the delayed-ACK ratio (clamped to 1..32), no 1.5x bound
+    /// (cnt >= 2 came in 4.x), no epoch shift after idle (4.3).
+    V2_3PerAck,
+}
 
 /// CUBIC's parameters (`params`): the module parameters of Linux
 /// net/ipv4/tcp_cubic.c, beta and C given as numbers and kept in Linux's
@@ -128,6 +155,7 @@ impl CubicConfig {
 #[derive(Clone, Debug, Default)]
 pub struct Cubic {
     cfg: CubicConfig,
+    version: CubicVersion,
     cnt: u32,
     last_max_cwnd: u32,
     last_cwnd: u32,
@@ -146,15 +174,24 @@ pub struct Cubic {
     last_ack: Time,
     curr_rtt: Time,
     sample_cnt: u32,
+    /// Packets per ACK << 4 (versions before 4.0 only).
+    delayed_ack: u32,
 }
 
 impl Cubic {
     pub fn new(cfg: CubicConfig) -> Self {
-        Cubic { cfg, ..Default::default() }
+        Cubic { cfg, delayed_ack: 2 << ACK_RATIO_SHIFT, ..Default::default() }
+    }
+
+    /// Run the code of an earlier version (crate::stack).
+    pub fn set_version(&mut self, version: CubicVersion) {
+        self.version = version;
     }
 
     fn reset(&mut self) {
-        *self = Cubic { cfg: self.cfg.clone(), ..Default::default() };
+        let version = self.version;
+        *self = Cubic::new(self.cfg.clone());
+        self.version = version;
     }
 
     fn hystart_reset(&mut self, s: &CcState) {
@@ -167,25 +204,50 @@ impl Cubic {
 
     /// Linux `bictcp_update`: set `cnt` from the cubic curve and the
     /// Reno-friendly estimate.
+    /// `acked` is the ACK's credit (one per ACK in the per-ACK eras).
     fn update(&mut self, s: &CcState, acked: u32) {
         let cwnd = s.cwnd;
         self.ack_cnt = self.ack_cnt.saturating_add(acked);
         if self.last_cwnd == cwnd && s.now.saturating_sub(self.last_time) <= UPDATE_GAP {
             return;
         }
-        // The curve is re-evaluated at most once per millisecond (Linux: per jiffy).
-        if self.epoch_start.is_none() || s.now / MS != self.last_time / MS {
+        // The curve is re-evaluated at most once per millisecond (Linux: per
+        // jiffy; 2.1 on every update).
+        let v2_1 = self.version == CubicVersion::V2_1;
+        if self.epoch_start.is_none() || s.now / MS != self.last_time / MS || v2_1 {
             self.last_cwnd = cwnd;
             self.last_time = s.now;
-            self.cubic_cnt(s, acked);
+            let t = self.cubic_cnt(s, acked);
+            if v2_1 {
+                self.v2_1_bounds(s.cwnd, t);
+            }
         }
         if self.cfg.tcp_friendliness {
             self.reno_friendly(cwnd);
         }
-        self.cnt = self.cnt.max(2);
+        self.cnt = match self.version {
+            CubicVersion::Current => self.cnt.max(2),
+            CubicVersion::V2_1 | CubicVersion::V2_3PerAck => ((self.cnt << ACK_RATIO_SHIFT) / self.delayed_ack.max(1)).max(1),
+        };
     }
 
-    fn cubic_cnt(&mut self, s: &CcState, acked: u32) {
+    /// CUBIC 2.1's cnt rules after the curve (2.6.22 `bictcp_update`): above
+    /// the origin no faster than max_increment packets per 100 ms of
+    /// delay_min, and cnt = 50 until the first loss (replacing 2.3's cap of 20).
+    /// `t` is the curve's time (1/1024 s) as `cubic_cnt` evaluated it.
+    fn v2_1_bounds(&mut self, cwnd: u32, t: u64) {
+        if self.delay_min > 0 && t >= self.k {
+            // cwnd * HZ * 8 / (10 * max_increment * delay_min), delay_min in jiffies << 3.
+            let min_cnt = (cwnd as u64 * SEC) / (10 * V2_1_MAX_INCREMENT * self.delay_min);
+            self.cnt = self.cnt.max(min_cnt.min(u32::MAX as u64) as u32);
+        }
+        if self.last_max_cwnd == 0 {
+            self.cnt = V2_1_NO_LOSS_CNT;
+        }
+    }
+
+    /// Returns the time on the curve, t, in 1/1024 s.
+    fn cubic_cnt(&mut self, s: &CcState, acked: u32) -> u64 {
         let cwnd = s.cwnd;
         let epoch = *self.epoch_start.get_or_insert_with(|| {
             self.ack_cnt = acked;
@@ -213,9 +275,10 @@ impl Cubic {
             self.origin_point as u64 + delta
         };
         self.cnt = if target > cwnd as u64 { (cwnd as u64 / (target - cwnd as u64)).max(1) as u32 } else { 100 * cwnd };
-        if self.last_max_cwnd == 0 {
+        if self.last_max_cwnd == 0 && self.version != CubicVersion::V2_1 {
             self.cnt = self.cnt.min(NO_LOSS_CNT_CAP);
         }
+        t
     }
 
     fn reno_friendly(&mut self, cwnd: u32) {
@@ -254,6 +317,16 @@ impl Cubic {
         }
     }
 
+    /// Before 4.0: the EWMA of packets per ACK, ratio += sample - ratio / 16,
+    /// in the Open state (`bictcp_acked`); 3.x clamps it to 1..32.
+    fn track_ack_ratio(&mut self, acked: u32) {
+        let ratio = (self.delayed_ack - (self.delayed_ack >> ACK_RATIO_SHIFT)).saturating_add(acked);
+        self.delayed_ack = match self.version {
+            CubicVersion::V2_3PerAck => ratio.clamp(1, ACK_RATIO_LIMIT),
+            _ => ratio.max(1),
+        };
+    }
+
     /// Current W_max (packets), for tests and traces.
     pub fn w_max(&self) -> u32 {
         self.last_max_cwnd
@@ -289,12 +362,15 @@ impl CongestionOps for Cubic {
         if acked == 0 {
             return;
         }
-        self.update(s, acked);
+        self.update(s, s.growth.credit(acked));
         let cnt = self.cnt;
         cong_avoid_ai(s, cnt, acked);
     }
 
     fn pkts_acked(&mut self, s: &mut CcState, sample: &AckSample) {
+        if self.version != CubicVersion::Current && s.ca_state == CaState::Open {
+            self.track_ack_ratio(sample.acked);
+        }
         let Some(rtt) = sample.rtt else { return };
         if self.epoch_start.is_some_and(|e| s.now.saturating_sub(e) < EPOCH_SAMPLE_HOLDOFF) {
             return;
@@ -316,8 +392,8 @@ impl CongestionOps for Cubic {
     }
 
     fn cwnd_event(&mut self, s: &mut CcState, event: CaEvent) {
-        // After idle, shift the epoch so the curve does not jump (Linux 4.x+).
-        if event == CaEvent::TxStart {
+        // After idle, shift the epoch so the curve does not jump (Linux 4.3 on).
+        if event == CaEvent::TxStart && self.version == CubicVersion::Current {
             if let Some(e) = self.epoch_start {
                 let idle = s.now.saturating_sub(s.last_send_time);
                 self.epoch_start = Some((e + idle).min(s.now));
@@ -330,6 +406,8 @@ impl CongestionOps for Cubic {
 mod tests {
     use super::*;
     use crate::cc::harness::Harness;
+    use crate::cc::Cc;
+    use crate::stack::Stack;
 
     fn cubic(hystart: bool) -> Cubic {
         Cubic::new(CubicConfig { hystart, ..CubicConfig::default() })
@@ -446,6 +524,51 @@ mod tests {
         let mut h = after_loss(1000, 100 * MS);
         h.timeout();
         assert_eq!(h.cc.w_max(), 0);
+    }
+
+    /// Linux 2.6.22 (CUBIC 2.1, per-ACK counting): after a loss at 1000 the
+    /// window is 1000 * 819 / 1024 = 799 (today 700).
+    #[test]
+    fn linux_2_6_22_backs_off_to_beta_819() {
+        let mut old = Harness::for_stack(Stack::Linux2622, "cubic", 1000);
+        let mut new = Harness::for_stack(Stack::Linux66, "cubic", 1000);
+        assert_eq!((old.lose(), new.lose()), (799, 700));
+    }
+
+    /// Before the first loss CUBIC 2.1 sets cnt = 50, divided by the
+    /// delayed-ACK ratio (2 packets per ACK: 50 * 16 / 32 = 25), counted per
+    /// ACK: +1 per 26 ACKs, so one round of 50 ACKs from 100 gives 101. Today
+    /// cnt is min(curve, 20) counted per packet: 100 packets / 20 = +5.
+    /// Linux 3.16 (2.3 per ACK): cnt 20 * 16 / 32 = 10, +1 per 11 ACKs: 104.
+    #[test]
+    fn before_the_first_loss_each_era_grows_at_its_own_cnt() {
+        for (stack, want) in [(Stack::Linux2622, 101), (Stack::Linux316, 104), (Stack::Linux66, 105)] {
+            let mut h = Harness::for_stack(stack, "cubic", 100);
+            h.s.ssthresh = 10;
+            h.ack_round_in_pairs();
+            assert_eq!(h.s.cwnd, want, "{}", stack.name());
+        }
+    }
+
+    /// Versions before 4.0 learn packets per ACK in the Open state: ACKs of
+    /// one packet take the ratio (x16) from 32 to 31, where the integer EWMA
+    /// stops (31 - 31/16 + 1 = 31), and 3.x clamps it to 32 packets per ACK.
+    #[test]
+    fn older_versions_track_the_delayed_ack_ratio() {
+        let mut h = Harness::for_stack(Stack::Linux316, "cubic", 100);
+        h.ack(1);
+        h.ack(1);
+        assert_eq!(ratio(&h), 31);
+        h.ack(1000);
+        assert_eq!(ratio(&h), ACK_RATIO_LIMIT);
+        let mut today = Harness::for_stack(Stack::Linux66, "cubic", 100);
+        today.ack(1);
+        assert_eq!(ratio(&today), 2 << ACK_RATIO_SHIFT, "not used today");
+    }
+
+    fn ratio(h: &Harness<Cc>) -> u32 {
+        let Cc::Cubic(c) = &h.cc else { unreachable!("built as cubic") };
+        c.delayed_ack
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! and left at once (no PRR), a timeout's Loss state lasts until everything sent
 //! before it is acknowledged.
 
-use super::{AckSample, CaState, CcState, CongestionOps, RateSample};
+use super::{AckSample, CaState, Cc, CcState, CongestionOps, RateSample};
+use crate::stack::Stack;
 use crate::tcp::hooks;
 use crate::time::{Time, MS, SEC};
 use std::collections::VecDeque;
@@ -29,6 +30,17 @@ pub struct Harness<C: CongestionOps> {
     sent: VecDeque<Time>,
     /// snd_nxt at the last timeout: the Loss state ends when it is acknowledged.
     high_seq: u64,
+}
+
+impl Harness<Cc> {
+    /// An algorithm as a stack ran it (crate::stack): the era's variant and
+    /// parameters, and its growth counting.
+    pub fn for_stack(stack: Stack, cc: &str, cwnd: u32) -> Self {
+        let (algorithm, profile) = stack.build(cc, &serde_json::Map::new()).expect("the stack offers it");
+        let mut h = Harness::new(algorithm, cwnd);
+        h.s.growth = profile.growth;
+        h
+    }
 }
 
 impl<C: CongestionOps> Harness<C> {

@@ -82,6 +82,46 @@ pub struct CcState {
     pub ca_state: CaState,
     /// When the sender last transmitted (Linux `lsndtime`).
     pub last_send_time: Time,
+    /// How window growth is counted: per packet (today) or per ACK (the
+    /// stack's era, crate::stack).
+    pub growth: Growth,
+}
+
+/// How the kernel counts window growth: the switch between eras that most
+/// changes throughput with delayed ACKs (issue 28). With one ACK per two
+/// packets, per-ACK counting grows half as fast in packets acknowledged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Growth {
+    /// Linux 4.0 on: `tcp_slow_start` and `tcp_cong_avoid_ai(tp, w, acked)`
+    /// count the packets an ACK delivers (the "stretch ACK" series of 4.0,
+    /// "tcp: fix the timid additive increase on stretch ACKs"); slow start
+    /// while cwnd < ssthresh (`tcp_in_slow_start`, 4.3).
+    #[default]
+    PerPacket,
+    /// Linux 2.4 and 2.6 without ABC (`sysctl_tcp_abc` = 0, the default in
+    /// 2.6.22's net/ipv4/tcp_input.c): `cong_avoid` runs once per ACK; slow start
+    /// adds one packet per ACK (2.4.21 `tcp_cong_avoid`, 2.6.22 `tcp_slow_start`
+    /// in net/ipv4/tcp_cong.c); congestion avoidance adds one to snd_cwnd_cnt per
+    /// ACK and one packet when it was already >= w, i.e. after w + 1 ACKs; slow
+    /// start while cwnd <= ssthresh.
+    PerAck,
+    /// Linux 3.12 to 3.19: slow start counts packets (`tcp_slow_start(tp,
+    /// acked)`, "tcp: properly handle stretch acks in slow start", 3.12, cwnd
+    /// capped at ssthresh + 1), congestion avoidance still counts ACKs
+    /// (`tcp_cong_avoid_ai(tp, w)`); slow start while cwnd <= ssthresh.
+    PerAckAvoidance,
+}
+
+impl Growth {
+    /// The credit one ACK delivering `acked` packets gives a growth counter an
+    /// algorithm keeps itself (CUBIC's Reno-friendly ack_cnt): the packets, or
+    /// one per ACK in the eras that called `cong_avoid` per ACK.
+    pub fn credit(self, acked: u32) -> u32 {
+        match self {
+            Growth::PerPacket => acked,
+            Growth::PerAck | Growth::PerAckAvoidance => 1,
+        }
+    }
 }
 
 impl CcState {
@@ -103,12 +143,17 @@ impl CcState {
             pacing_rate: 0.0,
             ca_state: CaState::Open,
             last_send_time: 0,
+            growth: Growth::PerPacket,
         }
     }
 
-    /// Linux `tcp_in_slow_start`: strictly below ssthresh.
+    /// Linux `tcp_in_slow_start`: strictly below ssthresh (4.3 on); before,
+    /// the modules tested `snd_cwnd <= snd_ssthresh`.
     pub fn in_slow_start(&self) -> bool {
-        self.cwnd < self.ssthresh
+        match self.growth {
+            Growth::PerPacket => self.cwnd < self.ssthresh,
+            Growth::PerAck | Growth::PerAckAvoidance => self.cwnd <= self.ssthresh,
+        }
     }
 }
 
@@ -205,11 +250,38 @@ pub trait CongestionOps {
 
 /// Linux `tcp_slow_start`: grow by one packet per packet acked, stopping at
 /// ssthresh; returns the acked packets left over for congestion avoidance.
+/// Earlier eras (see `Growth`) leave nothing over.
 pub fn slow_start(s: &mut CcState, acked: u32) -> u32 {
-    let cwnd = s.cwnd.saturating_add(acked).min(s.ssthresh);
-    let left = acked - (cwnd - s.cwnd).min(acked);
-    s.cwnd = cwnd.min(s.cwnd_clamp);
-    left
+    match s.growth {
+        Growth::PerPacket => {
+            let cwnd = s.cwnd.saturating_add(acked).min(s.ssthresh);
+            let left = acked - (cwnd - s.cwnd).min(acked);
+            s.cwnd = cwnd.min(s.cwnd_clamp);
+            left
+        }
+        Growth::PerAck => {
+            slow_start_per_ack(s);
+            0
+        }
+        Growth::PerAckAvoidance => {
+            let cwnd = s.cwnd.saturating_add(acked).min(s.ssthresh.saturating_add(1));
+            s.cwnd = cwnd.min(s.cwnd_clamp);
+            0
+        }
+    }
+}
+
+/// Linux 2.6.22 `tcp_slow_start` without ABC (net/ipv4/tcp_cong.c): add cwnd
+/// to snd_cwnd_cnt and one packet per cwnd in it, i.e. one packet per ACK
+/// (more only if a reduction left snd_cwnd_cnt high).
+fn slow_start_per_ack(s: &mut CcState) {
+    s.cwnd_cnt = s.cwnd_cnt.saturating_add(s.cwnd);
+    while s.cwnd_cnt >= s.cwnd {
+        s.cwnd_cnt -= s.cwnd;
+        if s.cwnd < s.cwnd_clamp {
+            s.cwnd += 1;
+        }
+    }
 }
 
 /// The acknowledged packets left for congestion avoidance: all of them outside
@@ -224,8 +296,13 @@ pub fn after_slow_start(s: &mut CcState, acked: u32) -> u32 {
 }
 
 /// Linux `tcp_cong_avoid_ai`: one packet per `w` packets acked, counting whole
-/// packets (not ACKs), so delayed ACKs do not slow growth.
+/// packets (not ACKs), so delayed ACKs do not slow growth. In the per-ACK eras
+/// (`Growth`) it is the older `tcp_cong_avoid_ai(tp, w)`, one packet per w + 1 ACKs.
 pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
+    if s.growth != Growth::PerPacket {
+        cong_avoid_ai_per_ack(s, w);
+        return;
+    }
     let w = w.max(1);
     if s.cwnd_cnt >= w {
         s.cwnd_cnt = 0;
@@ -238,6 +315,21 @@ pub fn cong_avoid_ai(s: &mut CcState, w: u32, acked: u32) {
         s.cwnd += delta;
     }
     s.cwnd = s.cwnd.min(s.cwnd_clamp);
+}
+
+/// Linux before 4.0 (`tcp_cong_avoid_ai(tp, w)` in net/ipv4/tcp_cong.c, and
+/// the same test inlined in 2.4.21's `tcp_cong_avoid` and 2.6.22's
+/// `tcp_reno_cong_avoid` and `bictcp_cong_avoid`): per ACK, +1 once snd_cwnd_cnt
+/// has reached w, else snd_cwnd_cnt + 1.
+fn cong_avoid_ai_per_ack(s: &mut CcState, w: u32) {
+    if s.cwnd_cnt >= w {
+        if s.cwnd < s.cwnd_clamp {
+            s.cwnd += 1;
+        }
+        s.cwnd_cnt = 0;
+    } else {
+        s.cwnd_cnt += 1;
+    }
 }
 
 /// One algorithm of the registry: its scenario names (its own first, then the
@@ -410,6 +502,42 @@ mod tests {
         assert_eq!((s.cwnd, s.cwnd_cnt), (11, 0));
         cong_avoid_ai(&mut s, 11, 25); // a stretch ACK: 2 packets worth of growth
         assert_eq!((s.cwnd, s.cwnd_cnt), (13, 3));
+    }
+
+    /// Linux 2.6.22 without ABC: +1 per ACK in slow start (while cwnd <=
+    /// ssthresh), then one packet per cwnd + 1 ACKs whatever each ACK covers.
+    #[test]
+    fn per_ack_growth_counts_acks_and_slow_starts_through_ssthresh() {
+        let mut s = CcState::new(10, 1448);
+        (s.growth, s.ssthresh) = (Growth::PerAck, 12);
+        for want in [11, 12, 13] {
+            assert!(s.in_slow_start(), "cwnd {} <= ssthresh 12", s.cwnd);
+            assert_eq!(slow_start(&mut s, 2), 0, "nothing is left for avoidance");
+            assert_eq!(s.cwnd, want);
+        }
+        assert!(!s.in_slow_start());
+        for _ in 0..13 {
+            cong_avoid_ai(&mut s, 13, 2);
+        }
+        assert_eq!((s.cwnd, s.cwnd_cnt), (13, 13), "13 ACKs of 2 packets: no growth yet");
+        cong_avoid_ai(&mut s, 13, 2); // the 14th ACK finds cwnd_cnt at 13
+        assert_eq!((s.cwnd, s.cwnd_cnt), (14, 0));
+    }
+
+    /// Linux 3.12-3.19: slow start counts packets up to ssthresh + 1,
+    /// avoidance counts ACKs.
+    #[test]
+    fn per_ack_avoidance_slow_starts_by_packets_up_to_ssthresh_plus_one() {
+        let mut s = CcState::new(10, 1448);
+        (s.growth, s.ssthresh) = (Growth::PerAckAvoidance, 15);
+        slow_start(&mut s, 4);
+        assert_eq!(s.cwnd, 14);
+        slow_start(&mut s, 4);
+        assert_eq!(s.cwnd, 16);
+        assert!(!s.in_slow_start());
+        cong_avoid_ai(&mut s, 16, 8);
+        assert_eq!(s.cwnd_cnt, 1, "one per ACK, not eight");
+        assert_eq!((Growth::PerAck.credit(8), Growth::PerAckAvoidance.credit(8), Growth::PerPacket.credit(8)), (1, 1, 8));
     }
 
     #[test]

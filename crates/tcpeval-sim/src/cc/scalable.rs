@@ -81,6 +81,7 @@ impl CongestionOps for Scalable {
 mod tests {
     use super::*;
     use crate::cc::harness::Harness;
+    use crate::stack::Stack;
 
     #[test]
     fn reno_like_below_one_hundred_packets() {
@@ -103,6 +104,19 @@ mod tests {
             h.ack_round_in_pairs();
         }
         assert!((1216..=1222).contains(&h.s.cwnd), "cwnd {}", h.s.cwnd);
+    }
+
+    /// One round of 500 delayed ACKs at cwnd 1000: Kelly's 2.4 patch, +0.01
+    /// per ACK (ai_cnt 100, one packet per 101 ACKs): 1004; Linux 2.6.22,
+    /// 50 per ACK (one per 51 ACKs): 1009; today 100 per packet: 1010.
+    #[test]
+    fn each_era_counts_its_own_increase() {
+        for (stack, want) in [(Stack::Linux24, 1004), (Stack::Linux2622, 1009), (Stack::Linux66, 1010)] {
+            let mut h = Harness::for_stack(stack, "scalable", 1000);
+            h.s.ssthresh = 10;
+            h.ack_round_in_pairs();
+            assert_eq!(h.s.cwnd, want, "{}", stack.name());
+        }
     }
 
     #[test]

@@ -65,6 +65,16 @@ impl Receiver {
         }
     }
 
+    /// Acknowledge as the flow's stack does (crate::stack): its quick-ACK
+    /// count at start and, where the stack fixes it, its delayed-ACK timer.
+    pub fn with_stack(mut self, profile: &crate::stack::Profile) -> Self {
+        self.quickacks = profile.quickacks;
+        if let Some(timeout) = profile.delack_timeout {
+            self.cfg.delack_timeout = timeout;
+        }
+        self
+    }
+
     fn seg_bytes(&self, seq: u64) -> u64 {
         let mss = self.cfg.mss as u64;
         match self.cfg.total_bytes {

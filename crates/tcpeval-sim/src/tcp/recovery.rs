@@ -51,16 +51,54 @@ impl Prr {
     }
 }
 
+/// How the window comes down during a reduction (the stack's era).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reduction {
+    /// Proportional Rate Reduction (RFC 6937; Linux 3.2 on, "Proportional Rate
+    /// Reduction for TCP"); cwnd = ssthresh when the episode ends.
+    #[default]
+    Prr,
+    /// Rate-halving, Linux 2.4-3.1 `tcp_cwnd_down` (`rate_halving`); when the
+    /// episode ends cwnd = min(cwnd, ssthresh) (`tcp_complete_cwr`, 2.6.22).
+    RateHalving,
+    /// ns-2's Sack1 agent: cwnd = ssthresh at once, sending while the pipe
+    /// is below it (tcp/tcp-sack1.cc).
+    Halve,
+}
+
+/// Linux `tcp_cwnd_down` (net/ipv4/tcp_input.c, read at 2.6.22), the window
+/// after an ACK during a reduction: on an ACK that delivered something, one
+/// packet off cwnd every second such ACK (the parity kept in snd_cwnd_cnt,
+/// `cnt`) while cwnd is above ssthresh, and never more than in_flight + 1.
+pub fn rate_halving(cwnd: u32, cnt: &mut u32, ssthresh: u32, in_flight: u64, progress: bool) -> u32 {
+    if !progress {
+        return cwnd;
+    }
+    let decr = *cnt + 1;
+    *cnt = decr & 1;
+    let mut cwnd = cwnd;
+    if decr >> 1 > 0 && cwnd > ssthresh {
+        cwnd -= decr >> 1;
+    }
+    cwnd.min(u32::try_from(in_flight + 1).unwrap_or(u32::MAX))
+}
+
 pub struct Recovery {
     sack: bool,
     /// End of the current recovery episode (RFC 6582 "recover", Linux high_seq).
     high_seq: u64,
     prr: Prr,
+    reduction: Reduction,
 }
 
 impl Recovery {
     pub fn new(sack: bool) -> Self {
-        Recovery { sack, high_seq: 0, prr: Prr::default() }
+        Recovery { sack, high_seq: 0, prr: Prr::default(), reduction: Reduction::Prr }
+    }
+
+    /// The reduction rule of the flow's stack.
+    pub fn set_reduction(&mut self, reduction: Reduction) {
+        self.reduction = reduction;
     }
 
     /// After an ACK's scoreboard update and loss marking: leave a finished
@@ -69,7 +107,7 @@ impl Recovery {
     pub fn on_ack<C: CongestionOps>(&mut self, acked: u64, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) -> bool {
         let episode_over = board.snd_una >= self.high_seq;
         match s.ca_state {
-            CaState::Recovery | CaState::Cwr if episode_over => hooks::end_cwnd_reduction(cc, s),
+            CaState::Recovery | CaState::Cwr if episode_over => self.end_reduction(cc, s),
             CaState::Recovery if !self.sack && acked > 0 => board.mark_head_lost(),
             CaState::Loss if episode_over => hooks::set_state(cc, s, CaState::Open),
             _ => {}
@@ -83,6 +121,16 @@ impl Recovery {
             hooks::set_state(cc, s, state);
         }
         false
+    }
+
+    /// Leave a reduction: cwnd = ssthresh, or no more than ssthresh after
+    /// rate-halving, which may have taken it lower (Linux 2.6 `tcp_complete_cwr`).
+    fn end_reduction<C: CongestionOps>(&mut self, cc: &mut C, s: &mut CcState) {
+        let cwnd = s.cwnd;
+        hooks::end_cwnd_reduction(cc, s);
+        if self.reduction == Reduction::RateHalving {
+            s.cwnd = s.cwnd.min(cwnd);
+        }
     }
 
     /// With SACK, any lost segment (RFC 6675 IsLost); without, DupThresh
@@ -141,10 +189,16 @@ impl Recovery {
         }
     }
 
-    /// The window step of an ACK during a reduction.
+    /// The window step of an ACK during a reduction, by the stack's rule.
     pub fn prr(&mut self, s: &mut CcState, in_flight: u64, una_advanced: bool, delivered: u32, newly_lost: u32) {
-        if let Some(cwnd) = self.prr.cwnd(s.ssthresh, in_flight, una_advanced, delivered, newly_lost) {
-            s.cwnd = cwnd;
+        match self.reduction {
+            Reduction::Prr => {
+                if let Some(cwnd) = self.prr.cwnd(s.ssthresh, in_flight, una_advanced, delivered, newly_lost) {
+                    s.cwnd = cwnd;
+                }
+            }
+            Reduction::RateHalving => s.cwnd = rate_halving(s.cwnd, &mut s.cwnd_cnt, s.ssthresh, in_flight, delivered > 0),
+            Reduction::Halve => s.cwnd = s.ssthresh,
         }
     }
 }
@@ -183,6 +237,41 @@ mod tests {
         let mut prr = Prr { prior_cwnd: 20, delivered: 10, out: 8 };
         // CRB with a new loss: MIN(4, delivered = 2).
         assert_eq!(prr.cwnd(10, 6, true, 2, 1), Some(8));
+    }
+
+    /// Linux 2.6 `tcp_cwnd_down`: one packet off every second ACK that
+    /// delivers, down to ssthresh, never above in_flight + 1.
+    #[test]
+    fn rate_halving_takes_a_packet_every_second_ack_down_to_ssthresh() {
+        let (mut cwnd, mut cnt) = (20, 0);
+        let mut seen = vec![];
+        for _ in 0..7 {
+            cwnd = rate_halving(cwnd, &mut cnt, 17, 100, true);
+            seen.push(cwnd);
+        }
+        assert_eq!(seen, [20, 19, 19, 18, 18, 17, 17]);
+        assert_eq!((rate_halving(17, &mut cnt, 10, 5, false), cnt), (17, 1), "no progress, no change");
+        assert_eq!(rate_halving(17, &mut cnt, 10, 5, true), 6);
+    }
+
+    /// Leaving recovery, PRR sets cwnd = ssthresh; after rate-halving Linux 2.6
+    /// keeps cwnd if it is lower (`tcp_complete_cwr`), ns-2 has halved at once.
+    #[test]
+    fn each_reduction_rule_leaves_recovery_with_its_window() {
+        for (reduction, during, after) in [(Reduction::Prr, 4, 5), (Reduction::RateHalving, 3, 3), (Reduction::Halve, 5, 5)] {
+            let (mut r, mut board, mut cc, mut s) = sent(false, 10);
+            r.set_reduction(reduction);
+            for _ in 0..3 {
+                board.count_dupacks(0, 0);
+                r.on_ack(0, &mut board, &mut cc, &mut s);
+            }
+            r.prr(&mut s, 2, true, 1, 0); // two in flight, one packet delivered
+            assert_eq!(s.cwnd, during, "{reduction:?}");
+            board.ack_cumulative(10, &mut |_, _| {});
+            board.count_dupacks(10, 10);
+            r.on_ack(10, &mut board, &mut cc, &mut s);
+            assert_eq!((s.ca_state, s.cwnd), (CaState::Open, after), "{reduction:?}");
+        }
     }
 
     fn sent(sack: bool, n: u64) -> (Recovery, Scoreboard, Reno, CcState) {

@@ -20,6 +20,8 @@ pub struct RttEstimator {
     pub min_rtt: Time,
     /// Exponential backoff: the timer is RTO << backoff.
     pub backoff: u32,
+    /// The timeout before the first sample when the stack sets it (else RTO_INIT).
+    pub initial_rto: Option<Time>,
     sampled: bool,
 }
 
@@ -50,7 +52,7 @@ impl RttEstimator {
 
     /// The current timeout, including backoff.
     pub fn rto(&self) -> Time {
-        let base = if self.sampled { self.srtt + (4 * self.rttvar).max(RTO_MIN) } else { RTO_INIT };
+        let base = if self.sampled { self.srtt + (4 * self.rttvar).max(RTO_MIN) } else { self.initial_rto.unwrap_or(RTO_INIT) };
         base.checked_shl(self.backoff).unwrap_or(RTO_MAX).min(RTO_MAX)
     }
 }

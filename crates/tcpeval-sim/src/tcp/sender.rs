@@ -161,6 +161,15 @@ impl Sender {
         }
     }
 
+    /// Run as the flow's stack does (crate::stack): growth counting, the
+    /// reduction rule and the initial RTO. The initial window is the flow's.
+    pub fn with_stack(mut self, profile: &crate::stack::Profile) -> Self {
+        self.s.growth = profile.growth;
+        self.recovery.set_reduction(profile.reduction);
+        self.rtt.initial_rto = Some(profile.initial_rto);
+        self
+    }
+
     pub fn packets_out(&self) -> u64 {
         self.board.packets_out()
     }

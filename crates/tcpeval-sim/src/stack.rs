@@ -1,0 +1,327 @@
+//! Era-faithful TCP stacks (issue 28): the kernel (or simulator) a flow's
+//! sender ran, as a typed profile of the behaviour switches that moved
+//! throughput between versions, and the algorithms that stack offered, each
+//! built in its era's variant. docs/stacks.md lists every switch per stack with
+//! the version that changed it and its source.
+//!
+//! Wiring a flow is one call: `Stack::from_name(name)?.build(cc, params)` gives
+//! the algorithm and the `Profile` the sender and receiver take
+//! (`Sender::with_stack`, `Receiver::with_stack`).
+
+use crate::cc::{self, Cc, CcError, Growth};
+use crate::tcp::recovery::Reduction;
+use crate::time::{Time, MS, SEC};
+use serde_json::{Map, Value};
+
+/// A stack a flow can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stack {
+    /// Linux 2.4.19-2.4.22 with the algorithm patches of the time (Scalable,
+    /// HighSpeed, FAST, BIC, H-TCP for 2.4), as seed 000's senders.
+    Linux24,
+    /// Linux 2.6.13 as modified by seed 003's testbed (CUBIC and HSTCP-LP
+    /// added as modules).
+    Linux2613,
+    /// Linux 2.6.22, "out of the box" (seed 001).
+    Linux2622,
+    /// Linux 3.16 (Ubuntu 14.04.1, seed 002).
+    Linux316,
+    /// Today's Linux, as the engine has always modelled it (PRR, per-packet
+    /// growth, CUBIC 2.3 with HyStart as in 6.x); the default.
+    Linux66,
+    /// ns-2's own agents: Agent/TCP/Sack1 with a TCPSink/Sack1/DelAck sink
+    /// (ns-2.35's tcl/lib/ns-default.tcl defaults), as seed 004.
+    Ns2,
+}
+
+/// Every stack, oldest first.
+pub const STACKS: [Stack; 6] = [Stack::Linux24, Stack::Linux2613, Stack::Linux2622, Stack::Linux316, Stack::Linux66, Stack::Ns2];
+
+/// The stack of a flow that names none: today's behaviour, unchanged.
+pub const DEFAULT_STACK: Stack = Stack::Linux66;
+
+/// The initial window rule of a stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitialWindow {
+    /// Linux 2.4 `tcp_init_cwnd` (RFC 2414): 2 packets when the handshake RTT
+    /// is above 20 ms (HZ/50) or MSS > 1460, else 3 (MSS > 1095) or 4.
+    Rfc2414,
+    /// Linux 2.6 `tcp_init_cwnd` (RFC 3390, read at 2.6.22 in
+    /// net/ipv4/tcp_input.c): 2 if MSS > 1460, 3 if MSS > 1095, else 4.
+    Rfc3390,
+    /// A fixed number of packets: 10 from Linux 2.6.39 ("tcp: Increase the
+    /// initial congestion window to 10", RFC 6928), ns-2's `windowInit_` 2.
+    Fixed(u32),
+}
+
+/// The behaviour switches of a stack that the sender and receiver consume.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// Whether growth counts packets or ACKs (cc::Growth).
+    pub growth: Growth,
+    /// The window during a loss recovery (tcp::recovery::Reduction).
+    pub reduction: Reduction,
+    /// The retransmission timeout before the first RTT sample: 3 s
+    /// (`TCP_TIMEOUT_INIT` = 3*HZ, include/net/tcp.h at 2.6.22; RFC 1122) until
+    /// Linux 3.1 made it 1 s (RFC 6298); ns-2 `rtxcur_init_` 3.0.
+    pub initial_rto: Time,
+    pub initial_window: InitialWindow,
+    /// ACKs sent at once at connection start (quick-ACK mode, Linux
+    /// `TCP_MAX_QUICKACKS` = 16 in every version here); ns-2's sink has none.
+    pub quickacks: u32,
+    /// The delayed-ACK timer when the stack fixes it (ns-2's
+    /// `Agent/TCPSink/Sack1/DelAck set interval_ 100ms`); None keeps the
+    /// flow's `delack_timeout_ns`.
+    pub delack_timeout: Option<Time>,
+}
+
+/// Linux TCP_MAX_QUICKACKS (include/net/tcp.h, 2.6.22 and today).
+const LINUX_QUICKACKS: u32 = 16;
+/// Linux TCP_TIMEOUT_INIT before 3.1 (3*HZ) and after (1*HZ).
+const RTO_INIT_OLD: Time = 3 * SEC;
+const RTO_INIT_RFC6298: Time = SEC;
+
+impl InitialWindow {
+    /// The initial window in packets for a flow with this MSS whose handshake
+    /// measured `rtt`.
+    pub fn packets(self, mss: u32, rtt: Time) -> u32 {
+        let by_mss = if mss > 1460 {
+            2
+        } else if mss > 1095 {
+            3
+        } else {
+            4
+        };
+        match self {
+            InitialWindow::Rfc2414 if rtt > 20 * MS => 2,
+            InitialWindow::Rfc2414 | InitialWindow::Rfc3390 => by_mss,
+            InitialWindow::Fixed(n) => n,
+        }
+    }
+}
+
+impl Stack {
+    /// The name scenarios use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stack::Linux24 => "linux-2.4",
+            Stack::Linux2613 => "linux-2.6.13",
+            Stack::Linux2622 => "linux-2.6.22",
+            Stack::Linux316 => "linux-3.16",
+            Stack::Linux66 => "linux-6.6",
+            Stack::Ns2 => "ns2",
+        }
+    }
+
+    /// The stack of a scenario name; an unknown name is an error listing them.
+    pub fn from_name(name: &str) -> Result<Stack, String> {
+        STACKS.into_iter().find(|s| s.name() == name).ok_or_else(|| {
+            let names: Vec<_> = STACKS.iter().map(|s| s.name()).collect();
+            format!("unknown stack '{name}'; allowed: {}", names.join(", "))
+        })
+    }
+
+    /// The algorithms this stack offers, by their registry names.
+    pub fn algorithms(self) -> Vec<&'static str> {
+        let names: &[&str] = match self {
+            Stack::Linux24 => &["reno", "scalable", "highspeed", "htcp", "bic", "fast", "vegas", "westwood", "hstcplp", "lp"],
+            Stack::Linux2613 => &["reno", "bic", "cubic", "highspeed", "htcp", "scalable", "vegas", "westwood", "hstcplp"],
+            Stack::Linux2622 => &["reno", "bic", "cubic", "highspeed", "htcp", "scalable", "vegas", "westwood", "lp", "illinois", "yeah", "compound"],
+            Stack::Linux316 => &["reno", "bic", "cubic", "highspeed", "htcp", "scalable", "vegas", "westwood", "lp", "illinois", "yeah"],
+            Stack::Linux66 => return cc::REGISTRY.iter().map(|a| a.names[0]).collect(),
+            Stack::Ns2 => &["reno", "highspeed", "scalable", "vegas", "fast", "westwood"],
+        };
+        names.to_vec()
+    }
+
+    /// Whether this stack offers the algorithm (by any of its names); the
+    /// error names what it offers.
+    pub fn offers(self, cc_name: &str) -> Result<(), String> {
+        let offered = self.algorithms();
+        match cc::algorithm(cc_name) {
+            Some(alg) if offered.contains(&alg.names[0]) => Ok(()),
+            _ => Err(format!("stack {} offers {}, not '{cc_name}'", self.name(), offered.join(", "))),
+        }
+    }
+
+    /// The behaviour switches of this stack (docs/stacks.md).
+    pub fn profile(self) -> Profile {
+        let linux_old = |growth| Profile {
+            growth,
+            reduction: Reduction::RateHalving,
+            initial_rto: RTO_INIT_OLD,
+            initial_window: InitialWindow::Rfc3390,
+            quickacks: LINUX_QUICKACKS,
+            delack_timeout: None,
+        };
+        let linux_new = |growth| Profile {
+            growth,
+            reduction: Reduction::Prr,
+            initial_rto: RTO_INIT_RFC6298,
+            initial_window: InitialWindow::Fixed(10),
+            quickacks: LINUX_QUICKACKS,
+            delack_timeout: None,
+        };
+        match self {
+            Stack::Linux24 => Profile { initial_window: InitialWindow::Rfc2414, ..linux_old(Growth::PerAck) },
+            Stack::Linux2613 | Stack::Linux2622 => linux_old(Growth::PerAck),
+            Stack::Linux316 => linux_new(Growth::PerAckAvoidance),
+            Stack::Linux66 => linux_new(Growth::PerPacket),
+            Stack::Ns2 => Profile {
+                growth: Growth::PerAck,
+                reduction: Reduction::Halve,
+                initial_rto: RTO_INIT_OLD,
+                initial_window: InitialWindow::Fixed(2),
+                quickacks: 0,
+                delack_timeout: Some(100 * MS),
+            },
+        }
+    }
+
+    /// The parameter defaults of an algorithm in this stack where they differ
+    /// from today's (the flow's own `params` override them):
+    /// * CUBIC 2.0/2.1 (2.6.16-2.6.24; net/ipv4/tcp_cubic.c at 2.6.22): beta
+    ///   819/1024; HyStart only came with 2.3 (2.6.29);
+    /// * Scalable: Kelly's a = 0.01 per ACK (CCR 2003, the 2.4 patch; ns-2);
+    ///   Linux 2.6.13-3.19 `TCP_SCALABLE_AI_CNT` = 50 per ACK
+    ///   (net/ipv4/tcp_scalable.c at 2.6.22), 100 per packet from 4.0;
+    /// * ns-2.35 Agent/TCP/Vegas: `v_alpha_` 1, `v_beta_` 3 (ns-default.tcl).
+    fn era_params(self, alg: &str) -> Map<String, Value> {
+        let pairs: Vec<(&str, Value)> = match (self, alg) {
+            (Stack::Linux2613 | Stack::Linux2622, "cubic") => vec![("beta", (819.0 / 1024.0).into()), ("hystart", false.into())],
+            (Stack::Linux24 | Stack::Ns2, "scalable") => vec![("ai_cnt", 100.into())],
+            (Stack::Linux2613 | Stack::Linux2622 | Stack::Linux316, "scalable") => vec![("ai_cnt", 50.into())],
+            (Stack::Ns2, "vegas") => vec![("alpha", 1.into()), ("beta", 3.into())],
+            _ => vec![],
+        };
+        pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+
+    /// The flow's algorithm as this stack ran it: the era's parameter defaults
+    /// under the flow's `params`, the era's variant of the code, and the
+    /// profile for the sender. Errors name the field (`cc` or `params.NAME`).
+    pub fn build(self, cc_name: &str, params: &Map<String, Value>) -> Result<(Cc, Profile), CcError> {
+        // An unknown name is left to Cc::from_config, whose error lists them all.
+        let mut merged = Map::new();
+        if let Some(alg) = cc::algorithm(cc_name) {
+            self.offers(cc_name).map_err(|message| CcError { field: "cc".into(), message })?;
+            merged = self.era_params(alg.names[0]);
+        }
+        merged.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let mut algorithm = Cc::from_config(cc_name, &merged)?;
+        self.era_variant(&mut algorithm);
+        Ok((algorithm, self.profile()))
+    }
+
+    /// The era's variant of an algorithm's code where parameters cannot say it.
+    fn era_variant(self, algorithm: &mut Cc) {
+        if let Cc::Cubic(c) = algorithm {
+            c.set_version(match self {
+                Stack::Linux2613 | Stack::Linux2622 => cc::cubic::CubicVersion::V2_1,
+                Stack::Linux316 => cc::cubic::CubicVersion::V2_3PerAck,
+                _ => cc::cubic::CubicVersion::Current,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Packet;
+    use crate::tcp::receiver::{Receiver, ReceiverConfig};
+    use crate::tcp::sender::{Sender, SenderConfig};
+
+    #[test]
+    fn names_round_trip_and_an_unknown_one_lists_them() {
+        for stack in STACKS {
+            assert_eq!(Stack::from_name(stack.name()), Ok(stack));
+        }
+        let e = Stack::from_name("linux-2.6").unwrap_err();
+        assert_eq!(e, "unknown stack 'linux-2.6'; allowed: linux-2.4, linux-2.6.13, linux-2.6.22, linux-3.16, linux-6.6, ns2");
+    }
+
+    #[test]
+    fn a_stack_refuses_an_algorithm_it_did_not_have_and_says_what_it_offers() {
+        let e = Stack::Linux24.build("cubic", &Map::new()).unwrap_err();
+        assert_eq!(e.field, "cc");
+        assert_eq!(e.message, "stack linux-2.4 offers reno, scalable, highspeed, htcp, bic, fast, vegas, westwood, hstcplp, lp, not 'cubic'");
+        assert!(Stack::Linux316.offers("bbr").is_err());
+        assert!(Stack::Linux24.offers("newreno").is_ok(), "aliases resolve");
+        let e = Stack::Linux2622.build("foo", &Map::new()).unwrap_err();
+        assert!(e.message.starts_with("unknown algorithm 'foo'"), "{e}");
+    }
+
+    #[test]
+    fn every_offered_algorithm_is_in_the_registry_and_builds() {
+        for stack in STACKS {
+            for name in stack.algorithms() {
+                assert!(stack.build(name, &Map::new()).is_ok(), "{}: {name}", stack.name());
+            }
+        }
+    }
+
+    /// The default stack is today's engine: every algorithm is built exactly
+    /// as without a stack, with today's switches.
+    #[test]
+    fn the_default_stack_changes_nothing() {
+        for alg in cc::REGISTRY {
+            let (built, profile) = DEFAULT_STACK.build(alg.names[0], &Map::new()).unwrap();
+            let plain = Cc::from_config(alg.names[0], &Map::new()).unwrap();
+            assert_eq!(format!("{built:?}"), format!("{plain:?}"));
+            assert_eq!((profile.growth, profile.reduction), (Growth::PerPacket, Reduction::Prr));
+        }
+        let p = DEFAULT_STACK.profile();
+        assert_eq!((p.initial_rto, p.initial_window, p.quickacks, p.delack_timeout), (SEC, InitialWindow::Fixed(10), 16, None));
+    }
+
+    #[test]
+    fn the_flow_s_params_override_the_era_s() {
+        let mut p = Map::new();
+        p.insert("beta".into(), Value::from(0.7));
+        let (mut cc, _) = Stack::Linux2622.build("cubic", &p).unwrap();
+        let mut s = cc::CcState::new(1000, 1448);
+        assert_eq!(cc::CongestionOps::ssthresh(&mut cc, &s), 700);
+        let (mut era, _) = Stack::Linux2622.build("cubic", &Map::new()).unwrap();
+        s.cwnd = 1000;
+        assert_eq!(cc::CongestionOps::ssthresh(&mut era, &s), 799);
+    }
+
+    #[test]
+    fn initial_windows_by_era() {
+        let iw = |stack: Stack, rtt| stack.profile().initial_window.packets(1448, rtt);
+        // 2.4 (RFC 2414): 2 beyond 20 ms, else 3 for a 1448-byte MSS.
+        assert_eq!((iw(Stack::Linux24, 100 * MS), iw(Stack::Linux24, 10 * MS)), (2, 3));
+        assert_eq!((iw(Stack::Linux2622, 100 * MS), iw(Stack::Linux316, 100 * MS), iw(Stack::Ns2, 100 * MS)), (3, 10, 2));
+        assert_eq!((InitialWindow::Rfc3390.packets(1500, 0), InitialWindow::Rfc3390.packets(1000, 0)), (2, 4));
+    }
+
+    fn sender(stack: Stack) -> Sender {
+        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: 1 << 20, sack: true, initial_cwnd: 10 };
+        let (cc, profile) = stack.build("reno", &Map::new()).unwrap();
+        Sender::new(cfg, cc).with_stack(&profile)
+    }
+
+    #[test]
+    fn the_sender_takes_the_stack_s_initial_rto_and_counting() {
+        let (old, new) = (sender(Stack::Linux2622), sender(Stack::Linux66));
+        assert_eq!((old.rtt.rto(), new.rtt.rto()), (3 * SEC, SEC));
+        assert_eq!((old.s.growth, new.s.growth), (Growth::PerAck, Growth::PerPacket));
+    }
+
+    /// Linux ACKs the first segments at once (quick-ACK mode); ns-2's
+    /// DelAck sink delays the first one like any other, for 100 ms.
+    #[test]
+    fn the_receiver_takes_the_stack_s_quick_acks_and_timer() {
+        let receiver = |stack: Stack| {
+            let cfg = ReceiverConfig { flow: 0, dst: 9, mss: 1000, total_bytes: None, delayed_ack: true, delack_timeout: 40 * MS, ack_bytes: 52 };
+            Receiver::new(cfg).with_stack(&stack.profile())
+        };
+        let seg = Packet::data(0, 1, 0, 1000, 1052, 0);
+        let mut linux = receiver(Stack::Linux2622);
+        assert!(linux.on_data(&seg, 0).is_some());
+        let mut ns2 = receiver(Stack::Ns2);
+        assert!(ns2.on_data(&seg, 0).is_none());
+        assert_eq!(ns2.delack_deadline, Some(100 * MS));
+    }
+}
