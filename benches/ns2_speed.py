@@ -2,9 +2,10 @@
 
 Each scenario is run as `tcpeval run SCENARIO --out DIR` (start-up, engine and
 output files) and as `ns SCRIPT` on the script tcpeval.ns2 translates it into
-(the same dumbbell, flows and seed); both wall times are the median of N
-alternated rounds. Prints both, the ratio ns-2 / tcpeval, and each side's
-aggregate throughput as a check that both simulated the same thing.
+(the same dumbbell, flows and seed); wall times and CPU times (user + system of
+the child process, which other load on the machine inflates less) are medians
+of N alternated rounds. Prints both, the ratios ns-2 / tcpeval, and each
+side's aggregate throughput as a check that both simulated the same thing.
 
     .venv/bin/python benches/ns2_speed.py [--rounds N]
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -48,27 +50,34 @@ def _toml(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def time_tcpeval(data: dict, tmp: Path) -> tuple[float, float]:
-    """Wall time of `tcpeval run` and the aggregate throughput it reports."""
+def _child_cpu() -> float:
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+def time_tcpeval(data: dict, tmp: Path) -> tuple[float, float, float]:
+    """Wall and CPU time of `tcpeval run` and the aggregate throughput it reports."""
     path = tmp / "scenario.toml"
     path.write_text(_toml(data))
     out = Path(tempfile.mkdtemp(dir=tmp))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _child_cpu()
     subprocess.run([str(TCPEVAL), "run", str(path), "--out", str(out), "--force"],
                    check=True, capture_output=True)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, _child_cpu() - c0
     summary = json.loads((out / "summary.json").read_text())
-    return wall, sum(f["throughput_mbps"] for f in summary["flows"])
+    return wall, cpu, sum(f["throughput_mbps"] for f in summary["flows"])
 
 
-def time_ns2(data: dict) -> tuple[float, float]:
-    """Wall time of the `ns` process on the translated script and its aggregate
-    throughput."""
+def time_ns2(data: dict) -> tuple[float, float, float]:
+    """Wall and CPU time of the `ns` process on the translated script and its
+    aggregate throughput."""
     script, resolved = script_for(data)
+    c0 = _child_cpu()
     text, wall = run_script(script)
+    cpu = _child_cpu() - c0
     summary = summarize(parse_output(text, script), script,
                         resolved["meta"]["logical_flows"], resolved["seed"], wall)
-    return wall, summary["aggregate_mbps"]
+    return wall, cpu, summary["aggregate_mbps"]
 
 
 def main() -> int:
@@ -79,8 +88,9 @@ def main() -> int:
         print("ns2_speed: skipped: ns-2 is not installed (Debian package ns2; "
               "`make ns2-deps` as root)")
         return 0
-    print(f"{'scenario':<48} {'tcpeval s':>9} {'ns-2 s':>8} {'ns-2/tcpeval':>12} "
-          f"{'Mbit/s tcpeval':>14} {'Mbit/s ns-2':>11}")
+    print(f"{'scenario':<48} {'wall s: tcpeval':>15} {'ns-2':>6} {'ratio':>6} "
+          f"{'CPU s: tcpeval':>14} {'ns-2':>6} {'ratio':>6} {'Mbit/s: tcpeval':>15} "
+          f"{'ns-2':>6}")
     with tempfile.TemporaryDirectory(prefix="ns2-speed-") as t:
         tmp = Path(t)
         for name, data in SCENARIOS.items():
@@ -88,10 +98,10 @@ def main() -> int:
             for _ in range(max(1, args.rounds)):       # alternated: load hits both
                 tc.append(time_tcpeval(data, tmp))
                 ns.append(time_ns2(data))
-            a = statistics.median(w for w, _ in tc)
-            b = statistics.median(w for w, _ in ns)
-            print(f"{name:<48} {a:9.2f} {b:8.2f} {b / a:11.1f}x {tc[0][1]:14.1f} "
-                  f"{ns[0][1]:11.1f}", flush=True)
+            wa, wb = (statistics.median(r[0] for r in rs) for rs in (tc, ns))
+            ca, cb = (statistics.median(r[1] for r in rs) for rs in (tc, ns))
+            print(f"{name:<48} {wa:15.2f} {wb:6.2f} {wb / wa:5.1f}x {ca:14.2f} {cb:6.2f} "
+                  f"{cb / ca:5.1f}x {tc[0][2]:15.1f} {ns[0][2]:6.1f}", flush=True)
     return 0
 
 
