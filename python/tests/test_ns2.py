@@ -225,6 +225,11 @@ def test_tiny_run_on_ns2():
     per_rtt = s["flows"][0]["throughput_mbps"] * 1e6 * rtt / (1448 * 8)
     assert 44 * 0.99 < per_rtt < 45 * 1.01
     assert s["flows"][0]["retransmits_total"] == 0
+    # The smallest cross-check cell: tcpeval on the same scenario agrees.
+    from tcpeval.run import run as tcpeval_run
+
+    ours = tcpeval_run(data).summary["flows"][0]["throughput_mbps"]
+    assert ours == pytest.approx(s["flows"][0]["throughput_mbps"], rel=0.01)
     data["flows"].append({"cc": "cubic"})
     s = run(data)
     assert s["bottleneck"]["utilization"] > 0.95

@@ -79,11 +79,15 @@ def scenario(cell: Cell) -> dict:
 
 
 def default_grid(stack: str | None = None) -> list[Cell]:
-    """The full grid (about 130 cells; 30-60 minutes on 2 cores with 3 seeds)."""
+    """The full grid: 157 cells, about 290 M bottleneck packets per seed (most
+    in the 1 Gbit/s pairs and 10 ms single flows). With 3 seeds, at ns-2's
+    0.3-0.4 M packets per CPU second (docs/performance.md, "Against ns-2"),
+    about 50 CPU minutes: 25-35 minutes on 2 idle cores (an estimate from the
+    cells' throughputs, not a measured run)."""
     cells = []
     for cc in ALGORITHMS:
         for rate in ("100Mbps", "1Gbps"):
-            for rtt in (10, 100, 200):
+            for rtt in (10, 50, 100, 200):
                 cells.append(Cell("single", cc, rate, rtt, 1.0, loss=1e-4))
         for buf in (0.2, 1.0):
             cells.append(Cell("pair", cc, "100Mbps", 50, buf, other="reno", other_rtt_ms=50))
