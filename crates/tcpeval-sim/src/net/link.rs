@@ -49,10 +49,10 @@ pub struct Link {
     /// serialisation time rounded up to a whole nanosecond, since the next one
     /// starts at the completion event (docs/model.md, "Links").
     busy_until: Time,
-    /// The last packet size and rate serialised and its time in picoseconds:
-    /// nearly every packet repeats them, which saves a float division and
-    /// rounding per packet.
-    last_tx: (u32, f64, u64),
+    /// The last packet size and rate serialised and its time in picoseconds and
+    /// in whole nanoseconds (rounded up): nearly every packet repeats them, which
+    /// saves a float division, a rounding and an integer division per packet.
+    last_tx: (u32, f64, u64, Time),
     tx_done_pending: bool,
     pipe: VecDeque<(Time, Packet)>,
     pub counters: LinkCounters,
@@ -70,24 +70,27 @@ impl Link {
             send_overhead: 0,
             rng,
             busy_until: 0,
-            last_tx: (0, 0.0, 0),
+            last_tx: (0, 0.0, 0, 0),
             tx_done_pending: false,
             pipe: VecDeque::new(),
             counters: LinkCounters::default(),
         }
     }
 
-    fn tx_ps(&mut self, bytes: u32) -> u64 {
+    /// Serialisation time of `bytes`: picoseconds and whole nanoseconds.
+    fn tx_time(&mut self, bytes: u32) -> (u64, Time) {
         if (self.last_tx.0, self.last_tx.1) != (bytes, self.rate_bps) {
-            self.last_tx = (bytes, self.rate_bps, tx_time_ps(bytes, self.rate_bps));
+            let ps = tx_time_ps(bytes, self.rate_bps);
+            self.last_tx = (bytes, self.rate_bps, ps, ps.div_ceil(1000));
         }
-        self.last_tx.2
+        (self.last_tx.2, self.last_tx.3)
     }
 
     /// Start serialising `p` now (the serialiser must be free) and put it on the pipe.
     fn transmit(&mut self, p: Packet, now: Time, wake: &mut LinkWake) {
-        let ps = self.tx_ps(p.wire_bytes) + self.overhead_ps();
-        self.busy_until = self.busy_until.max(now) + ps.div_ceil(1000);
+        let (ps, ns) = self.tx_time(p.wire_bytes);
+        let hold = if self.send_overhead == 0 { ns } else { (ps + self.overhead_ps()).div_ceil(1000) };
+        self.busy_until = self.busy_until.max(now) + hold;
         self.counters.tx_bytes += p.wire_bytes as u64;
         self.counters.tx_packets += 1;
         if p.kind != Kind::Ack {
@@ -100,11 +103,8 @@ impl Link {
         self.pipe.push_back((arrive, p));
     }
 
-    /// This packet's share of the host's send overhead, in picoseconds.
+    /// This packet's share of the host's send overhead (nonzero), in picoseconds.
     fn overhead_ps(&mut self) -> u64 {
-        if self.send_overhead == 0 {
-            return 0;
-        }
         (self.rng.uniform() * self.send_overhead as f64 * 1000.0) as u64
     }
 
