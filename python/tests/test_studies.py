@@ -77,8 +77,8 @@ def test_bhatti_grid_matches_the_paper_design():
     from tcpeval.studies import bhatti2009 as b
 
     full = b.design("full")
-    # 16 RTTs x 5 buffers x 5 repetitions x (4 self-fairness + 3 against NewReno)
-    assert len(full.runs()) == 16 * 5 * 5 * 7 and full.seeds == (1, 2, 3, 4, 5)
+    # 16 RTTs x 5 buffers x 5 repetitions x (4 self-fairness + 4 against NewReno)
+    assert len(full.runs()) == 16 * 5 * 5 * 8 and full.seeds == (1, 2, 3, 4, 5)
     doc = full.cells[0].scenario
     assert doc["flows"][1]["start"] == "60s" and doc["run"]["measure_from"] == "120s"
 
@@ -104,6 +104,7 @@ def test_bhatti_grid_averages_repetitions_and_gives_their_spread():
         if rep < 2:  # the third repetition's NRU run is missing
             runs[f"vs-cubic-25ms-20pct-r{rep}"] = flows(30.0, cubic)
     runs["self-newreno-50ms-20pct-r0"] = flows(50.0, 45.0)
+    runs["vs-newreno-50ms-20pct-r0"] = flows(50.0, 45.0)
     rep = b.report({k: {} for k in runs}, "full", runs.__getitem__)
     grid = rep["tables"]["grid"].set_index(["variant", "rtt_ms", "buffer_pct_bdp"])
     nru = [metrics.flow_nru([x] * len(t), 40.0) for x in (60.0, 70.0)]
@@ -116,6 +117,53 @@ def test_bhatti_grid_averages_repetitions_and_gives_their_spread():
     assert single["reps"] == 1 and np.isnan(single["flow2_nru_db_rep_std"])
     stats = rep["tables"]["caption_stats"].set_index(["variant", "metric"])
     assert stats.loc[("cubic", "flow2_nru_db"), "rep_std"] == pytest.approx(np.std(nru, ddof=1))
+
+
+def _bhatti_newreno_runs(vs_flow2: float) -> dict:
+    """Synthetic full-profile flows for NewReno at 25 ms, 20% BDP: the
+    self-fairness run splits 50/50; the separate NewReno-vs-NewReno run gives
+    flow 2 `vs_flow2` Mbit/s against flow 1's 100 - vs_flow2."""
+    import numpy as np
+
+    t = np.arange(121, 301)
+
+    def flows(x1, x2):
+        return pd.DataFrame({"flow": [0] * len(t) + [1] * len(t), "t_s": [*t, *t],
+                             "throughput_mbps": [x1] * len(t) + [x2] * len(t)})
+
+    return {"self-newreno-25ms-20pct-r0": flows(50.0, 50.0),
+            "vs-newreno-25ms-20pct-r0": flows(100.0 - vs_flow2, vs_flow2)}
+
+
+def test_bhatti_newreno_nru_comes_from_its_own_runs_and_can_fail():
+    """NewReno's flow-NRU is measured on the vs-newreno run, not on the run that
+    set its weight (which gives 0 dB by construction): an unfair split there
+    fails the self-fairness check, a fair one passes."""
+    import numpy as np
+
+    from tcpeval.studies import bhatti2009 as b
+
+    for vs_flow2, fair in ((50.0, True), (52.0, True), (80.0, False), (20.0, False)):
+        runs = _bhatti_newreno_runs(vs_flow2)
+        rep = b.report({k: {} for k in runs}, "full", runs.__getitem__)
+        stats = rep["tables"]["caption_stats"]
+        nru = stats.set_index(["variant", "metric"]).loc[("newreno", "flow2_nru_db"), "mean"]
+        assert nru == pytest.approx(10 * np.log10(vs_flow2 / 50.0))
+        assert b.newreno_is_fair_to_itself(stats) is fair
+
+
+def test_bhatti_newreno_baseline_runs_are_separate_draws():
+    """vs-newreno has the self-fairness cell's scenario but seeds of its own, so
+    its runs have other keys (and other start times) than the calibration runs."""
+    from tcpeval.studies import bhatti2009 as b
+    from tcpeval.sweep import plan
+
+    d = b.design("full")
+    cell = {c.name: c for c in d.cells}
+    own, cal = cell["vs-newreno-25ms-20pct"], cell["self-newreno-25ms-20pct"]
+    assert own.scenario == cal.scenario
+    keys = [{r.key for r in plan(d.sweep(c)).runs} for c in (own, cal)]
+    assert len(keys[0]) == len(keys[1]) == 5 and not keys[0] & keys[1]
 
 
 def test_repetitions_of_loss_free_two_flow_cells_are_not_copies():

@@ -37,11 +37,14 @@ DEFAULT_TOLERANCE = "10%"
 @dataclass(frozen=True)
 class Cell:
     """One design point: its name, its scenario document (no seed: the design's
-    seeds give each repetition its own) and the values of its design axes."""
+    seeds give each repetition its own) and the values of its design axes.
+    `seeds`, when given, replaces the design's seeds for this cell (as many):
+    a cell whose scenario equals another's but must be a separate draw."""
 
     name: str
     scenario: dict
     axes: dict = field(default_factory=dict)
+    seeds: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,11 @@ class Design:
 
     def sweep(self, cell: Cell) -> dict:
         """The cell as a sweep document: its scenario, one run per seed."""
-        return {**cell.scenario, "sweep": {"seeds": list(self.seeds)}}
+        seeds = self.seeds if cell.seeds is None else cell.seeds
+        if len(seeds) != len(self.seeds):
+            raise ValueError(f"cell {cell.name}: {len(seeds)} seeds for {len(self.seeds)} "
+                             "repetitions")
+        return {**cell.scenario, "sweep": {"seeds": list(seeds)}}
 
     def run_name(self, cell: Cell, rep: int) -> str:
         return cell.name + self.rep_name.format(rep=rep)
