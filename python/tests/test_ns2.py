@@ -182,6 +182,17 @@ def test_verdicts():
     assert cx.verdict(lp, [1.0], [2.0])[1] == "ns-2 module broken"
 
 
+def test_a_cell_that_cannot_run_is_an_error_row():
+    from dataclasses import replace
+
+    cell = replace(cx.issue_cells()[0], stack="no-such-stack")
+    name, _, _, value, _ = cx.run_one((cell, 1, "tcpeval"))
+    assert name == cell.name and "no-such-stack" in name
+    assert isinstance(value, str) and "run.stack" in value
+    rows, counts = cx.table([cell], {name: {"tcpeval": {1: value}, "ns2": {1: 10.0}}})
+    assert counts == {"error": 1} and "| error: ScenarioError: run.stack" in rows[-1]
+
+
 def test_every_grid_cell_translates():
     grid = cx.default_grid()
     assert len(grid) == len({c.name for c in grid}) > 100

@@ -57,7 +57,8 @@ class Cell:
         return (f"{base} {self.rate} {self.rtt_ms}ms {self.buffer_bdp:g}bdp"
                 + (f" p={self.loss:g}" if self.loss else "")
                 + (" [ns-2 native]" if self.agents == "native" else "")
-                + (f" [abc={self.abc}]" if self.abc is not None else ""))
+                + (f" [abc={self.abc}]" if self.abc is not None else "")
+                + (f" [{self.stack}]" if self.stack is not None else ""))
 
 
 def scenario(cell: Cell) -> dict:
