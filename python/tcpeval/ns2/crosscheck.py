@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import statistics
+import subprocess
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -21,6 +22,10 @@ ALGORITHMS = ("reno", "highspeed", "bic", "htcp", "scalable", "cubic", "westwood
               "illinois", "yeah", "compound", "lp")
 RATIO_TOLERANCE = 0.10   # single flows: tcpeval / ns-2 mean within 1 +- 0.10
 SHARE_TOLERANCE = 0.05   # pairs: first flow's share within +-0.05
+# A cell's ns-2 run is given up after this long (the slowest default cell, 10 M
+# packets at 1 Gbit/s, takes about 35 s on an idle core) so one hung run cannot
+# stall the grid; it becomes an error row.
+NS2_TIMEOUT_S = 900
 # ns-2.35's CUBIC is 2.6.22.6's v2.1: beta 819/1024 and no HyStart (tcp_cubic.c
 # at 2.6.22.6); these tcpeval params ask for the same, the issue's CUBIC cell.
 CUBIC_AS_2622 = {"beta": 0.7998046875, "hystart": False}
@@ -155,12 +160,13 @@ def run_one(task: tuple[Cell, int, str]) -> tuple[str, int, str, float | str, fl
         if sim == "ns2":
             from . import run as ns2_run
 
-            summary = ns2_run(scenario(cell), seed=seed, agents=cell.agents, abc=cell.abc)
+            summary = ns2_run(scenario(cell), seed=seed, agents=cell.agents, abc=cell.abc,
+                              timeout_s=NS2_TIMEOUT_S)
         else:
             from ..run import run as tc_run
 
             summary = tc_run(scenario(cell), seed=seed).summary
-    except (ScenarioError, RuntimeError) as e:
+    except (ScenarioError, RuntimeError, subprocess.TimeoutExpired) as e:
         return cell.name, seed, sim, f"{type(e).__name__}: {e}", 0.0
     return cell.name, seed, sim, _metric(cell, summary), summary["sim"]["wall_s"]
 
