@@ -12,11 +12,12 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import functools
 import json
 import math
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -24,7 +25,6 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
-    model_validator,
 )
 
 from . import traffic
@@ -41,8 +41,6 @@ from .units import (
     parse_time,
 )
 
-QUEUES = ("droptail", "red")
-DIRECTIONS = ("forward", "reverse")
 DEFAULT_TRACE_INTERVAL_S = 0.1
 # Random streams of a run, derived from its seed: each use has its own, so adding
 # one never shifts another's draws.
@@ -120,20 +118,13 @@ def _window_size(value) -> int:
 
 class Red(_Model):
     """RED thresholds (packets, so bounded like a buffer), EWMA weight, maximum
-    drop probability: the engine's checks, made here so a sweep refuses them
-    before it runs."""
+    drop probability; the engine checks the values (`resolve`)."""
 
-    min_th: float | None = Field(None, ge=0, le=MAX_BUFFER_PKTS)
-    max_th: float | None = Field(None, gt=0, le=MAX_BUFFER_PKTS)
-    w_q: float | None = Field(None, gt=0, le=1)
-    max_p: float | None = Field(None, gt=0, le=1)
+    min_th: float | None = Field(None, le=MAX_BUFFER_PKTS)
+    max_th: float | None = Field(None, le=MAX_BUFFER_PKTS)
+    w_q: float | None = None
+    max_p: float | None = None
     gentle: bool | None = None
-
-    @model_validator(mode="after")
-    def _thresholds(self):
-        if self.min_th is not None and self.max_th is not None and self.min_th >= self.max_th:
-            raise ValueError(f"min_th ({self.min_th:g}) must be below max_th ({self.max_th:g})")
-        return self
 
 
 class Hop(_Model):
@@ -148,13 +139,6 @@ class Hop(_Model):
     _rate = _units("rate", parser=parse_rate)
     _delay = _units("delay", parser=parse_time)
     _buffers = _units("buffer", "reverse_buffer", parser=_buffer_form)
-
-    @field_validator("queue")
-    @classmethod
-    def _queue(cls, v: str) -> str:
-        if v not in QUEUES:
-            raise ValueError(f"unknown queue {v!r}; allowed: {', '.join(QUEUES)}")
-        return v
 
 
 class Network(_Model):
@@ -172,7 +156,6 @@ class Network(_Model):
     _rates = _units("bottleneck", "access_rate", parser=parse_rate)
     _times = _units("rtt", "bottleneck_delay", parser=parse_time)
     _buffers = _units("buffer", "reverse_buffer", parser=_buffer_form)
-    _queue = field_validator("queue")(Hop._queue.__func__)
 
 
 class Flow(_Model):
@@ -194,7 +177,7 @@ class Flow(_Model):
     mss: int | None = Field(None, ge=1, le=65535)
     params: dict[str, Any] = {}
     direction: str = "forward"
-    path: list[int] | None = None
+    path: list[Annotated[int, Field(ge=0)]] | None = None
     txqueuelen: int | None = Field(None, ge=1, le=MAX_BUFFER_PKTS)
     label: str | None = None
 
@@ -210,20 +193,6 @@ class Flow(_Model):
             _unit(parse_time)(item)
         return v
 
-    @field_validator("cc")
-    @classmethod
-    def _cc(cls, v: str) -> str:
-        known = available_algorithms()
-        if v not in known:
-            raise ValueError(f"unknown algorithm {v!r}; allowed: {', '.join(known)}")
-        return v
-
-    @field_validator("direction")
-    @classmethod
-    def _direction(cls, v: str) -> str:
-        if v not in DIRECTIONS:
-            raise ValueError(f"unknown direction {v!r}; allowed: {', '.join(DIRECTIONS)}")
-        return v
 
 
 def _rate_or_share(value: str | float, capacity_bps: float) -> float:
@@ -259,13 +228,12 @@ class Udp(_Model):
     stop: str | float | None = None
     packet: int = Field(MTU_BYTES, ge=29, le=65535)
     direction: str = "forward"
-    path: list[int] | None = None
+    path: list[Annotated[int, Field(ge=0)]] | None = None
     rtt: str | float | None = None
 
     _shares = field_validator("rate", "amplitude", mode="before")(_share_check)
     _times = _units("start", "stop", "rtt", parser=parse_time)
     _positive = _units("period", parser=_positive_time)
-    _direction = field_validator("direction")(Flow._direction.__func__)
 
 
 class RttDist(_Model):
@@ -304,6 +272,30 @@ class RttDist(_Model):
                                 high_ms=ms(self.high), median_ms=ms(self.median), sigma=self.sigma)
 
 
+def _known_cc(v: str) -> str:
+    """Background flows are made when the run starts, so their algorithm is
+    checked against the engine's names here."""
+    known = available_algorithms()
+    if v not in known:
+        raise ValueError(f"unknown algorithm {v!r}; allowed: {', '.join(known)}")
+    return v
+
+
+@functools.cache
+def _directions() -> list[str]:
+    """The directions of a stream, from the engine's schema."""
+    from . import _sim
+
+    flow = json.loads(_sim.config_schema())["definitions"]["FlowConfig"]
+    return flow["properties"]["direction"]["enum"]
+
+
+def _known_direction(v: str) -> str:
+    if v not in _directions():
+        raise ValueError(f"unknown direction {v!r}; allowed: {', '.join(_directions())}")
+    return v
+
+
 class LongLived(_Model):
     count: int = Field(0, ge=0, le=MAX_FLOWS)
     cc: str = "reno"
@@ -312,8 +304,8 @@ class LongLived(_Model):
     jitter: str | float = "5s"
     rtt: RttDist = RttDist()
 
-    _cc = field_validator("cc")(Flow._cc.__func__)
-    _direction = field_validator("direction")(Flow._direction.__func__)
+    _cc = field_validator("cc")(_known_cc)
+    _direction = field_validator("direction")(_known_direction)
     _window = _units("window", parser=_window_size)
     _jitter = _units("jitter", parser=parse_time)
 
@@ -346,8 +338,8 @@ class Web(_Model):
     sizes: Sizes = Sizes()
     rtt: RttDist = RttDist()
 
-    _cc = field_validator("cc")(Flow._cc.__func__)
-    _direction = field_validator("direction")(Flow._direction.__func__)
+    _cc = field_validator("cc")(_known_cc)
+    _direction = field_validator("direction")(_known_direction)
     _window = _units("window", parser=_window_size)
     _times = _units("start", "stop", parser=parse_time)
 
@@ -689,42 +681,8 @@ def _starts(f: Flow, k: int, seed: int) -> list[float]:
     return [s + float(o) for s, o in zip(starts, offsets, strict=True)]
 
 
-def _check_params(f: Flow, k: int) -> None:
-    from . import _sim
-
-    try:
-        _sim.check_algorithm(f.cc, json.dumps(f.params))
-    except ValueError as e:
-        field, message = e.args  # the engine names the field: cc or params.NAME
-        raise ScenarioError(f"flows[{k}].{field}: {message}") from None
-
-
-def _hop_delays(net: Network) -> list[float]:
-    """One-way delay of each hop of the chain (one hop: the dumbbell), seconds."""
-    if net.hops:
-        return [parse_time(h.delay) for h in net.hops]
-    return [parse_time(net.bottleneck_delay)]
-
-
 def _narrowest(net: Network) -> float:
     return min(parse_rate(h.rate) for h in net.hops) if net.hops else parse_rate(net.bottleneck)
-
-
-def _check_path(field: str, direction: str, path: list[int] | None, net: Network,
-                rtt_s: float, rtt_field: str) -> None:
-    """The checks of the engine's `check_path`, in the scenario's words: a path
-    of two different routers of the chain, and an RTT that covers it."""
-    delays = _hop_delays(net)
-    n = len(delays)
-    if path is not None and (len(path) != 2 or path[0] == path[1]
-                             or not all(0 <= r <= n for r in path)):
-        raise ScenarioError(f"{field}.path: give [enter, leave], two different routers "
-                            f"in 0..{n}, got {_short(path)}")
-    a, b = path if path is not None else ((n, 0) if direction == "reverse" else (0, n))
-    one_way = sum(delays[min(a, b):max(a, b)])
-    if _ns(rtt_s) < 2 * _ns(one_way):
-        raise ScenarioError(f"{rtt_field}: {rtt_s * 1e3:g} ms is less than twice the "
-                            f"one-way delay of the path ({one_way * 1e3:g} ms)")
 
 
 def _check_times(field: str, starts: list[float], stop: float | None, duration: float) -> None:
@@ -737,14 +695,13 @@ def _check_times(field: str, starts: list[float], stop: float | None, duration: 
 
 
 def _check_flow(sc: Scenario, f: Flow, k: int, rtt_s: float, duration: float) -> None:
-    """What the models cannot check alone: times against the run, the path and
-    its RTT, the packets the path holds in flight."""
+    """What neither the models nor the engine check: times against the run, the
+    packets the path holds in flight (a bound of this machine)."""
     own = _given_starts(f, k)
     _check_times(f"flows[{k}]", own, parse_time(f.stop) if f.stop is not None else None,
                  duration)
     rtt = parse_time(f.rtt) if f.rtt is not None else rtt_s
     rtt_field = f"flows[{k}].rtt" if f.rtt is not None else "network.rtt"
-    _check_path(f"flows[{k}]", f.direction, f.path, sc.network, rtt, rtt_field)
     bdp_pkts = _narrowest(sc.network) * rtt / 8 / MTU_BYTES
     if bdp_pkts > MAX_BDP_PKTS:
         raise ScenarioError(f"{rtt_field}: the path holds {bdp_pkts:.3g} packets in flight "
@@ -762,17 +719,12 @@ def _engine_flows(sc: Scenario, rtt_s: float,
         raise ScenarioError(f"flows: {total} flows (count x streams, plus "
                             f"background.long_lived); at most {MAX_FLOWS}")
     for k, f in enumerate(sc.flows):
-        _check_params(f, k)
         _check_flow(sc, f, k, rtt_s, duration)
         mss = f.mss if f.mss is not None else f.mtu - HEADER_BYTES
-        if not 0 < mss < f.mtu:
-            raise ScenarioError(f"flows[{k}].mss: must be positive and below the MTU ({f.mtu})")
         total = parse_size(f.bytes) if f.bytes is not None else None
         if total is not None and total < f.streams:
             raise ScenarioError(f"flows[{k}].bytes: fewer bytes than streams")
         window = parse_size(f.max_window) if f.max_window is not None else None
-        if window is not None and window < mss:
-            raise ScenarioError(f"flows[{k}].max_window: must be at least one MSS ({mss} B)")
         for start in _starts(f, k, sc.run.seed):
             fid = len(logical)
             label = f.label or f"{f.cc}-{fid}"
@@ -802,9 +754,6 @@ def _udp(sc: Scenario, rate_bps: float, rtt_s: float, duration_s: float) -> list
     for i, u in enumerate(sc.udp):
         _check_times(f"udp[{i}]", [parse_time(u.start)],
                      parse_time(u.stop) if u.stop is not None else None, duration_s)
-        _check_path(f"udp[{i}]", u.direction, u.path, sc.network,
-                    parse_time(u.rtt) if u.rtt is not None else rtt_s,
-                    f"udp[{i}].rtt" if u.rtt is not None else "network.rtt")
         out.append({
             "rate_bps": _rate_or_share(u.rate, rate_bps),
             "amplitude_bps": _rate_or_share(u.amplitude, rate_bps),
@@ -912,15 +861,12 @@ def resolve(sc: Scenario, *, seed: int | None = None, base_dir: Path | None = No
     flows, logical = _engine_flows(sc, rtt_s, duration)
     background = _background(sc, rate, duration, base_dir)
     udp = _udp(sc, rate, rtt_s, duration)
-    if not flows and not udp and not background:
-        raise ScenarioError("flows: at least one [[flows]] entry (or [[udp]] / [background]) "
-                            "is needed")
     _check_rows(duration, interval, trace, len(flows) + len(udp) + 2 * len(hops))
     network = {
         "access_rate_bps": parse_rate(net.access_rate) if net.access_rate else 10 * rate,
         "hops": hops,
     }
-    return {
+    out = {
         "seed": run.seed,
         "duration_ns": _ns(duration),
         "interval_ns": _ns(interval),
@@ -936,6 +882,80 @@ def resolve(sc: Scenario, *, seed: int | None = None, base_dir: Path | None = No
             "background": background,
         },
     }
+    _check_in_engine(sc, out)
+    return out
+
+
+def _check_in_engine(sc: Scenario, resolved: dict) -> None:
+    """The engine validates the config (the one place its rules live); an error
+    names the scenario's field the engine's path comes from. Background flows
+    are made when the run starts, from checked inputs: the engine sees the
+    scenario's own flows, and a run of background flows only meets its rule
+    that a run has traffic."""
+    from . import _sim
+
+    cfg = {k: v for k, v in resolved.items() if k != "meta"}
+    try:
+        _sim.validate(json.dumps(cfg))
+    except ValueError as e:
+        path, message = e.args
+        if path == "flows" and resolved["meta"]["background"]:
+            return
+        raise ScenarioError(f"{user_field(sc, resolved, path)}: {message}") from None
+
+
+# Engine field -> scenario key, by table (docs/engine-interface.md, docs/user-guide.md).
+_RUN_KEYS = {"seed": "run.seed", "duration_ns": "run.duration", "interval_ns": "run.interval",
+             "trace_interval_ns": "run.trace_interval", "config": "scenario",
+             "flows": "flows", "network": "network"}
+_FLOW_KEYS = {"rtt_ns": "rtt", "start_ns": "start", "stop_ns": "stop",
+              "max_window_bytes": "max_window", "nic_queue_pkts": "txqueuelen",
+              "delack_timeout_ns": "delack_timeout", "send_overhead_ns": "send_overhead",
+              "group": "label"}
+_UDP_KEYS = {"rate_bps": "rate", "amplitude_bps": "amplitude", "period_ns": "period",
+             "start_ns": "start", "stop_ns": "stop", "packet_bytes": "packet", "rtt_ns": "rtt"}
+_HOP_KEYS = {"rate_bps": "rate", "delay_ns": "delay", "buffer_pkts": "buffer",
+             "buffer_bytes": "buffer", "reverse_buffer_pkts": "reverse_buffer",
+             "reverse_buffer_bytes": "reverse_buffer"}
+# The dumbbell's hop is written in [network] itself.
+_DUMBBELL_KEYS = {**_HOP_KEYS, "rate_bps": "bottleneck", "delay_ns": "bottleneck_delay"}
+
+
+def user_field(sc: Scenario, resolved: dict, path: str) -> str:
+    """The scenario field an engine config path comes from: `flows[3].params.beta`
+    is `flows[1].params.beta` when engine flow 3 comes from the second [[flows]]
+    entry (counts and streams expand entries), `network.hops[0].buffer_pkts` is
+    `network.buffer` for a dumbbell, an inherited RTT is `network.rtt`."""
+    head, _, rest = path.partition(".")
+    name, _, index = head.partition("[")
+    i = int(index.rstrip("]")) if index else None
+    key, _, tail = rest.partition(".")
+    key_base, bracket, key_index = key.partition("[")
+    if name == "flows" and i is not None:
+        entry = {s: f["entry"] for f in resolved["meta"]["logical_flows"] for s in f["streams"]}
+        if i not in entry:
+            return "background"
+        k = entry[i]
+        if key_base == "rtt_ns" and sc.flows[k].rtt is None:
+            return "network.rtt"
+        field = f"flows[{k}]"
+        key_base = _FLOW_KEYS.get(key_base, key_base)
+    elif name == "udp" and i is not None:
+        if key_base == "rtt_ns" and sc.udp[i].rtt is None:
+            return "network.rtt"
+        field, key_base = f"udp[{i}]", _UDP_KEYS.get(key_base, key_base)
+    elif name == "network" and key_base == "hops" and key_index:
+        j = int(key_index.rstrip("]"))
+        hop, _, tail = tail.partition(".")
+        where, names = (f"network.hops[{j}]", _HOP_KEYS) if sc.network.hops else (
+            "network", _DUMBBELL_KEYS)
+        return ".".join(p for p in (where, names.get(hop, hop), tail) if p)
+    elif name == "network":
+        field, key_base = "network", {"access_rate_bps": "access_rate"}.get(key_base, key_base)
+    else:
+        return _RUN_KEYS.get(path, path)
+    key = key_base + (bracket + key_index if bracket else "")
+    return ".".join(p for p in (field, key, tail) if p)
 
 
 def engine_config(resolved: dict) -> dict:

@@ -301,7 +301,7 @@ def test_a_directory_or_a_missing_file_as_the_scenario(tmp_path):
     ({"flows": [{"count": 3000, "streams": 1000}]}, "flows: 3000000 flows"),
     ({"flows": [{"start": "70s"}]}, "flows[0].start: 70 s is at or after the end of the run"),
     ({"flows": [{"start": "5s", "stop": "5s"}]}, "flows[0].stop: 5 s must be after the start"),
-    ({"flows": [{"path": [-1, 1]}]}, "flows[0].path: give [enter, leave]"),
+    ({"flows": [{"path": [-1, 1]}]}, "flows[0].path[0]: must be >= 0, got -1"),
     ({"flows": [{"path": [0, 3]}]}, "flows[0].path: give [enter, leave]"),
     ({"network": {"bottleneck_delay": "60ms"}},
      "network.rtt: 100 ms is less than twice the one-way delay of the path (60 ms)"),
@@ -309,8 +309,8 @@ def test_a_directory_or_a_missing_file_as_the_scenario(tmp_path):
      "network.rtt: the path holds 8.33e+07 packets in flight"),
     ({"udp": [{"rate": "1Mbps", "start": "60s"}]}, "udp[0].start: 60 s is at or after the end"),
     ({"network": {"queue": "red", "red": {"min_th": 5, "max_th": 3}}},
-     "network.red: min_th (5) must be below max_th (3)"),  # was found only by the engine
-    ({"network": {"red": {"w_q": 0}}}, "network.red.w_q: must be > 0, got 0"),
+     "network.red: min_th (5) must be below max_th (3)"),  # the engine's rule
+    ({"network": {"red": {"w_q": 0}}}, "network.red.w_q: must be in (0, 1], got 0"),
     ({"background": {"web": [{"load": 0.9}]}, "network": {"bottleneck": "1000Gbps",
                                                           "rtt": "10ms"},
       "run": {"duration": "1000s"}}, "background.web[0].load: about"),

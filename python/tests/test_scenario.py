@@ -174,3 +174,51 @@ def test_an_empirical_rtt_table_is_read_into_the_recipe(tmp_path):
 def test_every_example_is_valid(examples):
     for path in sorted(examples.glob("*.toml")):
         resolve(load_scenario(path))
+
+
+# ----- the engine's errors, named by the scenario's fields (issue 27.2) ---------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(counts=st.lists(st.tuples(st.integers(1, 3), st.integers(1, 3)), min_size=1,
+                       max_size=4), data=st.data())
+def test_an_engine_error_names_the_entry_its_flow_came_from(counts, data):
+    bad = data.draw(st.integers(0, len(counts) - 1))
+    flows = [{"cc": "cubic", "count": c, "streams": s} for c, s in counts]
+    flows[bad]["params"] = {"beta": 2.0}
+    with pytest.raises(ScenarioError) as e:
+        resolved({"flows": flows})
+    assert str(e.value).startswith(f"flows[{bad}].params.beta: "), str(e.value)
+
+
+@pytest.mark.parametrize("network,field", [
+    ({"queue": "fifo"}, "network.queue: unknown queue 'fifo'; allowed: droptail, red"),
+    ({"hops": [{"rate": "10Mbps"}, {"rate": "10Mbps", "queue": "fifo"}]},
+     "network.hops[1].queue: unknown queue"),
+    ({"hops": [{"rate": "10Mbps", "delay": "30ms"}, {"rate": "10Mbps", "delay": "30ms"}]},
+     "network.rtt: 100 ms is less than twice the one-way delay of the path (60 ms)"),
+])
+def test_network_errors_name_the_table_they_were_written_in(network, field):
+    with pytest.raises(ScenarioError) as e:
+        resolved({"network": network, "flows": [{}]})
+    assert str(e.value).startswith(field), str(e.value)
+
+
+@pytest.mark.parametrize("flow,field", [
+    ({"mss": 1500}, "flows[1].mss: must be positive and below the MTU (1500)"),
+    ({"max_window": "1KB"}, "flows[1].max_window: must be at least one MSS (1448 B)"),
+    ({"rtt": "10ms", "path": [0, 1]}, "flows[1].rtt: 10 ms is less than twice"),
+    ({"path": [0, 2]}, "flows[1].path: give [enter, leave], two different routers in 0..1, "
+                       "got [0, 2]"),
+    ({"direction": "up"}, "flows[1].direction: unknown direction 'up'; allowed: forward"),
+])
+def test_flow_rules_are_the_engines_named_by_the_entry(flow, field):
+    doc = {"network": {"bottleneck_delay": "10ms"}, "flows": [{"count": 3}, flow]}
+    with pytest.raises(ScenarioError) as e:
+        resolved(doc)
+    assert str(e.value).startswith(field), str(e.value)
+
+
+def test_a_run_of_background_flows_alone_meets_the_engines_rule():
+    doc = {"background": {"long_lived": [{"count": 2}]}, "run": {"duration": "10s"}}
+    assert resolved(doc)["flows"] == []

@@ -11,14 +11,13 @@ fn simulate(py: Python<'_>, config_json: &str) -> PyResult<String> {
         .map_err(PyValueError::new_err)
 }
 
-/// Check an algorithm name and its parameters (JSON object). Raises
-/// ValueError(field, message): the field relative to the flow (`cc` or
-/// `params.NAME`) and what is wrong, so callers never parse messages.
+/// Validate a config (JSON) as the engine does before it runs one, once: raises
+/// ValueError(path, message), the path of the field at fault
+/// (`flows[3].params.beta`, `network.hops[0].queue`) apart from what is wrong
+/// with it, so callers never parse messages.
 #[pyfunction]
-fn check_algorithm(name: &str, params_json: &str) -> PyResult<()> {
-    let params: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(("params", e.to_string())))?;
-    tcpeval_sim::cc::Cc::from_config(name, &params).map(|_| ()).map_err(|e| PyValueError::new_err((e.field, e.message)))
+fn validate(config_json: &str) -> PyResult<()> {
+    tcpeval_sim::Config::from_json(config_json).map(|_| ()).map_err(|e| PyValueError::new_err((e.path, e.message)))
 }
 
 /// Congestion-control names accepted in scenarios (aliases included), from
@@ -69,7 +68,7 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
-    m.add_function(wrap_pyfunction!(check_algorithm, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(algorithm_params, m)?)?;
     m.add_function(wrap_pyfunction!(algorithm_schema, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema, m)?)?;

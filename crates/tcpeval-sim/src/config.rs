@@ -335,8 +335,11 @@ impl Config {
         if self.duration_ns == 0 {
             return Err(err("duration_ns", "must be positive"));
         }
-        if self.interval_ns == 0 || self.trace_interval_ns == 0 {
-            return Err(err("interval_ns/trace_interval_ns", "must be positive"));
+        if self.interval_ns == 0 {
+            return Err(err("interval_ns", "must be positive"));
+        }
+        if self.trace_interval_ns == 0 {
+            return Err(err("trace_interval_ns", "must be positive"));
         }
         self.network.validate()?;
         if self.flows.is_empty() && self.udp.is_empty() {
@@ -360,16 +363,19 @@ pub fn endpoints(direction: &str, path: Option<[u32; 2]>, n_hops: usize) -> [u32
 
 fn check_path(field: &str, direction: &str, path: Option<[u32; 2]>, delays: &[u64], rtt_ns: u64) -> Result<(), ConfigError> {
     if !DIRECTIONS.contains(&direction) {
-        return Err(err(format!("{field}.direction"), format!("'{direction}' is not one of {}", DIRECTIONS.join(", "))));
+        return Err(err(format!("{field}.direction"), format!("unknown direction '{direction}'; allowed: {}", DIRECTIONS.join(", "))));
     }
-    let [a, b] = endpoints(direction, path, delays.len());
-    if a == b || a as usize > delays.len() || b as usize > delays.len() {
-        return Err(err(format!("{field}.path"), format!("routers must differ and lie in 0..={}", delays.len())));
+    let n = delays.len();
+    let [a, b] = endpoints(direction, path, n);
+    if a == b || a as usize > n || b as usize > n {
+        return Err(err(format!("{field}.path"), format!("give [enter, leave], two different routers in 0..{n}, got [{a}, {b}]")));
     }
     let (lo, hi) = (a.min(b) as usize, a.max(b) as usize);
     let one_way: u64 = delays[lo..hi].iter().sum();
     if rtt_ns < 2 * one_way {
-        return Err(err(format!("{field}.rtt_ns"), format!("must be at least twice the one-way delay of its path ({one_way} ns)")));
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let message = format!("{} ms is less than twice the one-way delay of the path ({} ms)", ms(rtt_ns), ms(one_way));
+        return Err(err(format!("{field}.rtt_ns"), message));
     }
     Ok(())
 }
@@ -431,16 +437,20 @@ impl HopConfig {
 
 impl RedConfig {
     fn validate(&self, field: &str) -> Result<(), ConfigError> {
-        if let (Some(lo), Some(hi)) = (self.min_th, self.max_th) {
-            if !(lo >= 0.0 && hi > lo) {
-                return Err(err(field, "need 0 <= min_th < max_th"));
+        for (name, th) in [("min_th", self.min_th), ("max_th", self.max_th)] {
+            if th.is_some_and(|t| t.is_nan() || t < 0.0) {
+                return Err(err(format!("{field}.{name}"), "must be >= 0"));
             }
         }
-        if self.w_q.is_some_and(|w| !(w > 0.0 && w <= 1.0)) {
-            return Err(err(format!("{field}.w_q"), "must be in (0, 1]"));
+        if let (Some(lo), Some(hi)) = (self.min_th, self.max_th) {
+            if hi <= lo {
+                return Err(err(field, format!("min_th ({lo}) must be below max_th ({hi})")));
+            }
         }
-        if self.max_p.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
-            return Err(err(format!("{field}.max_p"), "must be in (0, 1]"));
+        for (name, v) in [("w_q", self.w_q), ("max_p", self.max_p)] {
+            if let Some(v) = v.filter(|v| !(*v > 0.0 && *v <= 1.0)) {
+                return Err(err(format!("{field}.{name}"), format!("must be in (0, 1], got {v}")));
+            }
         }
         Ok(())
     }
@@ -461,13 +471,13 @@ impl FlowConfig {
             return Err(err(format!("flows[{i}].nic_queue_pkts"), "must be at least 1"));
         }
         if self.mss == 0 || self.mtu <= self.mss {
-            return Err(err(format!("flows[{i}].mss"), "must be positive and below the MTU"));
+            return Err(err(format!("flows[{i}].mss"), format!("must be positive and below the MTU ({})", self.mtu)));
         }
         if self.initial_cwnd == 0 {
             return Err(err(format!("flows[{i}].initial_cwnd"), "must be at least 1"));
         }
         if self.max_window_bytes.is_some_and(|w| w < self.mss as u64) {
-            return Err(err(format!("flows[{i}].max_window_bytes"), "must be at least one MSS"));
+            return Err(err(format!("flows[{i}].max_window_bytes"), format!("must be at least one MSS ({} B)", self.mss)));
         }
         if self.bytes == Some(0) {
             return Err(err(format!("flows[{i}].bytes"), "must be positive"));
@@ -583,6 +593,16 @@ mod tests {
         let e = Config::from_json(&bad).unwrap_err();
         assert_eq!(e.path, "flows[0].params.betta");
         assert!(e.message.contains("allowed: beta, c"), "{e}");
+    }
+
+    #[test]
+    fn hop_and_path_errors_say_what_is_allowed() {
+        let red = BASE.replace("IW", "10").replace(r#""buffer_pkts":10"#, r#""buffer_pkts":10,"red":{"min_th":5,"max_th":3}"#);
+        let e = Config::from_json(&red).unwrap_err();
+        assert_eq!((e.path.as_str(), e.message.as_str()), ("network.hops[0].red", "min_th (5) must be below max_th (3)"));
+        let path = BASE.replace("IW", "10").replacen(r#""rtt_ns":1000000}"#, r#""rtt_ns":1000000,"path":[0,2]}"#, 1);
+        let e = Config::from_json(&path).unwrap_err();
+        assert_eq!((e.path.as_str(), e.message.as_str()), ("flows[0].path", "give [enter, leave], two different routers in 0..1, got [0, 2]"));
     }
 
     #[test]
