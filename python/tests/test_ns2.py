@@ -12,7 +12,7 @@ from tcpeval.errors import ScenarioError
 from tcpeval.ns2 import crosscheck as cx
 from tcpeval.ns2 import ns_binary, script_for
 from tcpeval.ns2.__main__ import BEGIN, END, _write, main, markers
-from tcpeval.ns2.runner import parse_output, summarize
+from tcpeval.ns2.runner import cwnd_trace, parse_output, summarize
 from tcpeval.ns2.translate import bottleneck
 
 
@@ -169,6 +169,9 @@ def test_summary_from_output():
     assert s["bottleneck"]["drops"] == 1
     assert s["bottleneck"]["utilization"] == pytest.approx(1e6 * 8 / (1e8 * 8))
     assert s["jain_index"] == pytest.approx(0.5)
+    trace = cwnd_trace(parse_output(out, script), script)
+    assert trace == {"t_s": [1.0, 2.0, 3.0],
+                     "cwnd_pkts": {"cubic-0": [10, 30, 50], "cubic-1": [20, 40, 60]}}
 
 
 def test_verdicts():
@@ -231,7 +234,10 @@ def test_tiny_run_on_ns2():
     data = _scenario(bottleneck="10Mbps", rtt="100ms")
     data["flows"] = [{"cc": "reno", "max_window": "64KB", "delayed_ack": False}]
     data["run"] = {"duration": "12s", "measure_from": "2s"}
-    s = run(data)
+    s = run(data, trace=True)
+    t = s["trace"]["t_s"]            # every 100 ms (the default trace interval) before 12 s
+    assert len(t) == len(s["trace"]["cwnd_pkts"]["reno-0"]) == 119
+    assert t[0] == pytest.approx(0.1) and t[-1] == pytest.approx(11.9)
     rtt = 0.1 + 1500 * 8 / 10e6 + 1500 * 8 / 100e6
     per_rtt = s["flows"][0]["throughput_mbps"] * 1e6 * rtt / (1448 * 8)
     assert 44 * 0.99 < per_rtt < 45 * 1.01

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .runner import Ns2Unavailable, ns_binary, parse_output, run_script, summarize
+from .runner import Ns2Unavailable, cwnd_trace, ns_binary, parse_output, run_script, summarize
 from .translate import CC_MODULE, KERNEL_VERSION, NS2_MODULES, Ns2Script, translate
 
 __all__ = ["CC_MODULE", "KERNEL_VERSION", "NS2_MODULES", "Ns2Script", "Ns2Unavailable",
@@ -29,12 +29,16 @@ def script_for(source, overrides=(), seed: int | None = None, agents: str = "lin
 
 
 def run(source, overrides=(), seed: int | None = None, agents: str = "linux",
-        abc: int | None = None, timeout_s: float | None = None) -> dict:
-    """Run a scenario on ns-2; its summary (tcpeval's names where both have one)."""
+        abc: int | None = None, timeout_s: float | None = None, trace: bool = False) -> dict:
+    """Run a scenario on ns-2; its summary (tcpeval's names where both have one).
+    With `trace`, also summary["trace"]: the cwnd of every stream (engine flow)
+    each trace interval, {"t_s": [...], "cwnd_pkts": {label: [...]}}."""
     script, resolved = script_for(source, overrides, seed, agents, abc)
     out, wall = run_script(script, timeout_s)
-    summary = summarize(parse_output(out, script), script, resolved["meta"]["logical_flows"],
-                        resolved["seed"], wall)
+    raw = parse_output(out, script)
+    summary = summarize(raw, script, resolved["meta"]["logical_flows"], resolved["seed"], wall)
+    if trace:
+        summary["trace"] = cwnd_trace(raw, script)
     summary["agents"] = agents
     summary["abc"] = abc
     return summary

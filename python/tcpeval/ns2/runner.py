@@ -64,6 +64,16 @@ def parse_output(text: str, script: Ns2Script) -> dict:
     return {"marks": marks, "queue": queue, "cwnd": cwnd}
 
 
+def cwnd_trace(raw: dict, script: Ns2Script) -> dict:
+    """The cwnd samples by stream: {"t_s": [...], "cwnd_pkts": {label: [...]}}
+    (a stream's label gets "/k" when its flow has several)."""
+    labels = [f["label"] for f in script.flows]
+    names = [lab if labels.count(lab) == 1 else f"{lab}/{labels[:i].count(lab)}"
+             for i, lab in enumerate(labels)]
+    return {"t_s": [row[0] for row in raw["cwnd"]],
+            "cwnd_pkts": {n: [row[1 + i] for row in raw["cwnd"]] for i, n in enumerate(names)}}
+
+
 def _jain(xs: list[float]) -> float | None:
     total = sum(xs)
     if not xs or total <= 0:

@@ -299,9 +299,10 @@ proc sample {{k step stop}} {{
     set line "cwnd [$ns now]"
     for {{set i 0}} {{$i < $nflows}} {{incr i}} {{ append line " [$tcp($i) set cwnd_]" }}
     puts $out $line
-    # k x step, not a running sum, so sample times do not drift.
+    # k x step, not a running sum, so sample times do not drift; the last one
+    # before the end (at the end itself the run stops first).
     set next [expr ($k + 1) * $step]
-    if {{$next <= $stop}} {{ $ns at $next "sample [expr $k + 1] $step $stop" }}
+    if {{$next < $stop - 1e-9}} {{ $ns at $next "sample [expr $k + 1] $step $stop" }}
 }}
 """
 
