@@ -32,7 +32,8 @@ def test_full_grid_counts(full):
     kinds = pd.Series([name.split("-")[0] for name in full]).value_counts().to_dict()
     # 3 paths x 3 windows x 8 stacks; the same with UDP at 60 s and 30 s; intra for the
     # 7 advanced stacks; every pair of the 7 on each path; 7 reverse-traffic runs.
-    assert kinds == {"t1": 72, "udp60": 72, "udp30": 72, "intra": 63, "inter": 63, "rev": 7}
+    assert kinds == {"t1": 72, "udp60": 72, "udp30": 72, "intra": 63, "inter": 63, "rev": 7,
+                     "txq": 21}
     assert all(doc["run"]["duration"] == "1200s" and doc["run"]["interval"] == "5s"
                for doc in full.values())
 
@@ -101,8 +102,8 @@ def test_published_numbers_fill_every_table_cell():
     assert len(t["stability_by_size"]) == 6
     # every published number has a row of the agreement table: Table 1's 72 cells
     # and 40 summary entries, 6 stability means, Table 2's 63 + 14, Table 3's 28,
-    # Table 4's 14
-    assert len(t["agreement"]) == 72 + 40 + 6 + 77 + 28 + 14
+    # Table 4's 14, section 4.3's three txqueuelen statements
+    assert len(t["agreement"]) == 72 + 40 + 6 + 77 + 28 + 14 + 3
     assert set(rep["figures"]) == {"fig1_throughput", "fig2_bic_sinusoidal_udp",
                                    "fig3_stability_by_path", "fig4_stability_udp",
                                    "fig5_intra_ufl"}
@@ -198,3 +199,56 @@ def test_report_places_cells_and_splits_the_reverse_run():
     one = cells[(cells["udp"] == "none") & (cells["path"] == "long") & (cells["size"] == 3)
                 & (cells["stack"] == "Bic-TCP")]
     assert one["stability"].item() == 0.25
+
+
+def test_intra_flows_start_apart_within_one_rtt():
+    """Each intra-protocol flow starts within one RTT of 0 s, drawn from the
+    seed: the two flows of a run no longer start at exactly the same time."""
+    from tcpeval.scenario import resolve
+
+    for cell in [c for c in b.design("quick").cells if c.axes["kind"] == "intra"]:
+        s = cell.axes["stack"]
+        first = {}  # a P-TCP sender's 16 streams start together: one start per sender
+        for f in resolve(load_scenario(cell.scenario))["flows"]:
+            first.setdefault(f["group"], f["start_ns"])
+        starts = [first[f"{s}-1"], first[f"{s}-2"]]
+        rtt_ns = b.PATHS[cell.axes["path"]].rtt_ms * 1e6
+        assert starts[0] != starts[1] and all(0 <= t < rtt_ns for t in starts)
+
+
+def test_txqueuelen_cells_set_the_interface_queue(full):
+    """Section 4.3: every advanced stack alone to UFL at txqueuelen 100, 2000 and
+    10000, which reaches the engine as the sender's interface queue."""
+    from tcpeval.scenario import resolve
+
+    for s in b.ADVANCED:
+        for q in b.TXQUEUELENS:
+            doc = full[f"txq-{s}-q{q}"]
+            assert doc["network"]["rtt"] == "70ms" and doc["flows"][0]["max_window"] == "4MiB"
+            engine = resolve(load_scenario(doc))["flows"][0]
+            assert engine["nic_queue_pkts"] == q
+
+
+def _txq(mbps: dict, stability: dict) -> pd.DataFrame:
+    return pd.DataFrame([{"stack": b.STACKS[s], "txqueuelen": q, "mbps": mbps[s][i],
+                          "stability": stability[s][i]}
+                         for s in b.ADVANCED for i, q in enumerate(b.TXQUEUELENS)])
+
+
+def test_txqueuelen_claims_hold_and_fail_on_hand_made_tables():
+    as_paper = {s: (300, 250, 200) for s in b.ADVANCED} | {"scalable": (200, 300, 250)}
+    steady = {s: (0.1, 0.1, 0.3) for s in b.ADVANCED}
+    claims = b.txq_claims(_txq(as_paper, steady))
+    assert [ours for _, _, ours in claims] == [1.0, 1.5, 1.0]
+    # the opposite: every stack faster and steadier with the largest queue
+    opposite = {s: (200, 250, 300) for s in b.ADVANCED}
+    claims = b.txq_claims(_txq(opposite, {s: (0.3, 0.2, 0.1) for s in b.ADVANCED}))
+    assert [ours for _, _, ours in claims] == [0.0, 1.25, 0.0]
+    assert [ours for _, _, ours in b.txq_claims(_txq(opposite, steady).iloc[:0])] == [None] * 3
+
+
+def test_txqueuelen_rows_are_judged_in_the_agreement_table():
+    rep = b.report({}, "smoke")
+    rows = rep["tables"]["agreement"]
+    txq = rows[rows["source"] == "section 4.3"]
+    assert len(txq) == 3 and txq["agrees"].isna().all()
