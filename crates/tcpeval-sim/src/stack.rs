@@ -215,12 +215,17 @@ impl Stack {
 
     /// The era's variant of an algorithm's code where parameters cannot say it.
     fn era_variant(self, algorithm: &mut Cc) {
-        if let Cc::Cubic(c) = algorithm {
-            c.set_version(match self {
-                Stack::Linux2613 | Stack::Linux2622 => cc::cubic::CubicVersion::V2_1,
-                Stack::Linux316 => cc::cubic::CubicVersion::V2_3PerAck,
-                _ => cc::cubic::CubicVersion::Current,
-            });
+        use cc::{cubic::CubicVersion, vegas::VegasVersion};
+        match algorithm {
+            Cc::Cubic(c) => c.set_version(match self {
+                Stack::Linux2613 | Stack::Linux2622 => CubicVersion::V2_1,
+                Stack::Linux316 => CubicVersion::V2_3PerAck,
+                _ => CubicVersion::Current,
+            }),
+            // The step read at 2.6.22 (2.4 and 2.6.13 are given it unread);
+            // the step from cwnd came later in 2.6 and is the one 3.x runs.
+            Cc::Vegas(v) if matches!(self, Stack::Linux24 | Stack::Linux2613 | Stack::Linux2622) => v.set_version(VegasVersion::Linux26),
+            _ => {}
         }
     }
 }

@@ -6,6 +6,12 @@
 //! one packet, above beta it removes one; in slow start it leaves for congestion
 //! avoidance once diff exceeds gamma, setting cwnd to what the actual rate needs.
 //! With too few RTT samples in a round (<= 2, likely all delayed ACKs) it is Reno.
+//!
+//! `VegasVersion::Linux26` is the step of Linux 2.6.13-2.6.22 (crate::stack), read
+//! at 2.6.22: diff comes from the window sent in the previous round (`old_wnd`,
+//! snd_nxt - snd_una at its start) in half packets (V_PARAM_SHIFT 1), and cwnd
+//! moves by one packet per ACK towards the previous round's cwnd +- 1
+//! (`old_snd_cwnd`); leaving slow start sets ssthresh = 2.
 
 use super::params::{self, AlgorithmConfig};
 use super::reno::Reno;
@@ -47,6 +53,16 @@ impl AlgorithmConfig for VegasConfig {
     }
 }
 
+/// The Vegas code of a stack's era (crate::stack).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VegasVersion {
+    /// Today's step, described above.
+    #[default]
+    Current,
+    /// Linux 2.6.13-2.6.22's step from the previous round's window.
+    Linux26,
+}
+
 #[derive(Clone, Debug)]
 pub struct Vegas {
     alpha: u32,
@@ -56,11 +72,26 @@ pub struct Vegas {
     doing_vegas_now: bool,
     rtts: RttRound,
     reno: Reno,
+    version: VegasVersion,
+    /// Linux26: where the previous round started and its cwnd then.
+    beg_snd_una: u64,
+    beg_snd_cwnd: u32,
 }
 
 impl Default for Vegas {
     fn default() -> Self {
-        Vegas { alpha: ALPHA, beta: BETA, gamma: GAMMA, beg_snd_nxt: 0, doing_vegas_now: true, rtts: RttRound::default(), reno: Reno }
+        Vegas {
+            alpha: ALPHA,
+            beta: BETA,
+            gamma: GAMMA,
+            beg_snd_nxt: 0,
+            doing_vegas_now: true,
+            rtts: RttRound::default(),
+            reno: Reno,
+            version: VegasVersion::Current,
+            beg_snd_una: 0,
+            beg_snd_cwnd: 0,
+        }
     }
 }
 
@@ -137,6 +168,49 @@ impl Vegas {
         s.ssthresh = current_ssthresh(s);
     }
 
+    /// Run the code of an earlier version (crate::stack).
+    pub fn set_version(&mut self, version: VegasVersion) {
+        self.version = version;
+    }
+
+    /// Linux 2.6.22's once-per-RTT step (`tcp_vegas_cong_avoid`), in half
+    /// packets as Linux keeps alpha, beta and gamma (<< V_PARAM_SHIFT).
+    fn adjust_linux26(&mut self, s: &mut CcState, acked: u32) {
+        let old_wnd = self.beg_snd_nxt.saturating_sub(self.beg_snd_una);
+        let old_snd_cwnd = self.beg_snd_cwnd;
+        (self.beg_snd_una, self.beg_snd_nxt, self.beg_snd_cwnd) = (self.beg_snd_nxt, s.snd_nxt, s.cwnd);
+        if self.rtts.count <= 2 {
+            self.reno.cong_avoid(s, acked);
+            return;
+        }
+        let (rtt, base) = (self.rtts.min.max(1), self.rtts.base);
+        let target2 = (old_wnd << 1) * base / rtt;
+        let diff2 = (old_wnd << 1).saturating_sub(target2);
+        if s.in_slow_start() {
+            if diff2 > (self.gamma << 1) as u64 {
+                s.ssthresh = 2;
+                s.cwnd = s.cwnd.min(u32::try_from((target2 >> 1) + 1).unwrap_or(u32::MAX));
+            }
+            slow_start(s, acked);
+        } else {
+            // Linux's u32 arithmetic: before any round, old_snd_cwnd - 1 wraps
+            // and reads as "grow".
+            let next = if diff2 > (self.beta << 1) as u64 {
+                old_snd_cwnd.wrapping_sub(1)
+            } else if diff2 < (self.alpha << 1) as u64 {
+                old_snd_cwnd + 1
+            } else {
+                old_snd_cwnd
+            };
+            match next.cmp(&s.cwnd) {
+                std::cmp::Ordering::Greater => s.cwnd += 1,
+                std::cmp::Ordering::Less => s.cwnd -= 1,
+                std::cmp::Ordering::Equal => {}
+            }
+        }
+        s.cwnd = s.cwnd.clamp(2, s.cwnd_clamp);
+    }
+
     pub fn base_rtt(&self) -> Time {
         self.rtts.base
     }
@@ -157,7 +231,10 @@ impl CongestionOps for Vegas {
             self.reno.cong_avoid(s, acked);
             return;
         }
-        if s.snd_una > self.beg_snd_nxt {
+        if s.snd_una > self.beg_snd_nxt && self.version == VegasVersion::Linux26 {
+            self.adjust_linux26(s, acked);
+            self.rtts.next_round();
+        } else if s.snd_una > self.beg_snd_nxt {
             self.beg_snd_nxt = s.snd_nxt;
             if self.rtts.count <= 2 {
                 self.reno.cong_avoid(s, acked);
@@ -195,6 +272,7 @@ impl CongestionOps for Vegas {
 mod tests {
     use super::*;
     use crate::cc::harness::Harness;
+    use crate::stack::Stack;
     use crate::time::MS;
 
     fn in_ca(cwnd: u32, base: Time, rtt: Time) -> Harness<Vegas> {
@@ -236,6 +314,26 @@ mod tests {
         h.ack_round(); // diff = 80 * 10 / 100 = 8 > gamma: cwnd = 80 * 100/110 + 1 = 73
         assert!(!h.s.in_slow_start());
         assert_eq!((h.s.cwnd, h.s.ssthresh), (73, 72));
+    }
+
+    /// A round at 100 ms (baseRTT), then 106 ms. Decisions use the previous
+    /// round's samples. Linux 2.6.22 moves towards the previous round's cwnd
+    /// +- 1 (old_snd_cwnd): +1 (101), then -1 towards 100 - 1 = 99 (100), then
+    /// 101 - 1 = 100 (held), 100 - 1 = 99, held: one packet per two rounds.
+    /// Today: diff = cwnd * 6 / 100 = 6 > beta every round after the rise: -1 each.
+    #[test]
+    fn linux_2_6_22_steps_towards_the_previous_round_s_window() {
+        for (stack, want) in [(Stack::Linux2622, [100, 101, 100, 100, 99, 99]), (Stack::Linux66, [100, 101, 100, 99, 98, 97])] {
+            let mut h = Harness::for_stack(stack, "vegas", 100);
+            (h.s.ssthresh, h.rtt) = (2, 100 * MS);
+            let mut got = vec![];
+            for _ in 0..6 {
+                h.ack_round();
+                got.push(h.s.cwnd);
+                h.rtt = 106 * MS;
+            }
+            assert_eq!(got, want, "{}", stack.name());
+        }
     }
 
     #[test]
