@@ -69,8 +69,9 @@ def test_dalton_tables_hold_every_published_cell(tmp_path):
         rows = published("dalton2004", table)
         assert len(rep["tables"][table]) == len(rows)
         assert sorted(rep["tables"][table]["paper_bw_mbps"]) == sorted(r["bw_mbps"] for r in rows)
-    # every published number is compared: bandwidth and cwnd (one cwnd is not printed)
-    assert len(rep["tables"]["agreement"]) == 2 * 57 - 1
+    # every published number is compared: bandwidth and cwnd (one cwnd is not printed),
+    # and the conclusion that FAST is the most erratic with reverse traffic
+    assert len(rep["tables"]["agreement"]) == 2 * 57 - 1 + 1
 
 
 def test_bhatti_grid_matches_the_paper_design():
@@ -243,3 +244,50 @@ def test_report_finds_runs_by_the_current_run_keys(smoke_store, tmp_path):
     (part / "study.json").write_text(json.dumps(meta))
     page = report_study("dalton2004", part).read_text()
     assert f"all {stats['total']} runs finished" in page
+
+
+def test_dalton_rtt_is_the_one_the_papers_numbers_imply():
+    """At 1000 Mbit/s a 50-packet queue adds at most 0.4 ms, so window over
+    bandwidth is the base RTT: 27.4-28.1 ms counting 1000-byte payloads,
+    28.5-29.2 ms counting 40-byte headers too; the design's 28 ms lies in it."""
+    from tcpeval.scenario import parse_time
+    from tcpeval.studies import dalton2004 as d
+    from tcpeval.studies.protocol import published
+
+    gig = [r for r in published("dalton2004", "table2") if r["rate_mbps"] == 1000]
+    low = min(d.implied_rtt_ms(r) for r in gig)
+    high = max(d.implied_rtt_ms(r, header_bytes=40) for r in gig)
+    assert low == pytest.approx(27.41, abs=0.01) and high == pytest.approx(29.20, abs=0.01)
+    rtts = {c.scenario["network"]["rtt"] for c in d.design("full").cells}
+    assert len(rtts) == 1 and low <= parse_time(rtts.pop()) * 1e3 <= high
+
+
+def _cwnd_trace(flows: dict[int, list[float]]) -> pd.DataFrame:
+    rows = [{"t_s": 0.1 * i, "flow": f, "cwnd_pkts": w}
+            for f, ws in flows.items() for i, w in enumerate(ws)]
+    return pd.DataFrame(rows)
+
+
+def test_dalton_cwnd_cov_by_hand():
+    from tcpeval.studies import dalton2004 as d
+
+    steady = _cwnd_trace({0: [100.0] * 40, 1: [50.0] * 40})
+    assert d.cwnd_cov(steady, 0.0) == 0.0
+    # flow 0 alternates 50/150 after 2 s (CoV 0.5), flow 1 is steady: mean 0.25
+    swing = _cwnd_trace({0: [500.0] * 20 + [50.0, 150.0] * 10, 1: [80.0] * 40})
+    assert d.cwnd_cov(swing, 2.0) == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("fast_swing, holds", [(60.0, True), (5.0, False)])
+def test_dalton_fast_erratic_row_can_hold_or_fail(fast_swing, holds):
+    """The Fig. 8 conclusion is judged from the runs' cwnd traces: FAST swinging
+    more than the other two agrees, FAST steadier fails."""
+    from tcpeval.studies import dalton2004 as d
+
+    def swinging(amp):
+        return _cwnd_trace({f: [100.0 + amp * (-1) ** i for i in range(100)] for f in (0, 1)})
+
+    traces = {"reno": swinging(10.0), "highspeed": swinging(20.0), "fast": swinging(fast_swing)}
+    row = d.erratic_row(traces, "smoke")
+    assert row["ours"] == pytest.approx(fast_swing / 20.0) and row["agrees"] == holds
+    assert d.erratic_row({"reno": traces["reno"]}, "smoke")["agrees"] is None

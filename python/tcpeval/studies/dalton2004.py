@@ -6,11 +6,12 @@ buffer 10/50/100/500 packets with DropTail and RED (IV), half the flows reversed
 (V). Reported: average bandwidth (all flows) and average cwnd (per flow).
 
 Parameters the text does not give, and the values assumed (docs/studies/dalton2004.md):
-the RTT (40 ms: the published average window and bandwidth imply 30-45 ms of
-round trip with the queue), the packet size (ns-2's default 1000 B payload),
-the run length (100 s: the text mentions events "around 40 seconds"), FAST's
-alpha (20 packets, below the 50-packet default buffer) and the RED parameters
-(tcpeval's defaults derived from the buffer).
+the RTT (28 ms, settled from the paper's own numbers: at 1000 Mbit/s, where a
+50-packet queue adds at most 0.4 ms, the average window over the average
+bandwidth gives 27.4-28.1 ms; see `implied_rtt_ms`), the packet size (ns-2's
+default 1000 B payload), the run length (100 s: the text mentions events
+"around 40 seconds"), FAST's alpha (20 packets, below the 50-packet default
+buffer) and the RED parameters (tcpeval's defaults derived from the buffer).
 """
 
 from __future__ import annotations
@@ -33,8 +34,23 @@ PROFILES = {
     "full": {"duration": "100s", "measure_from": "5s"},
 }
 FAST_ALPHA = 20
-RTT = "40ms"
+# The base RTT the paper implies (implied_rtt_ms on Table II's 1000 Mbit/s rows:
+# 28.0, 28.1 and 27.4 ms); 40 ms before issue 30.
+RTT = "28ms"
 MSS = 1000
+# Figs. 2-8: the congestion window over time of each protocol in one cell each
+# (the paper plots flow 0; Fig. 8 both flows of 1 forward + 1 reverse).
+FIGURES = {
+    "fig2": ("table1-1-{cc}", "Fig. 2. Flow 0 congestion window size for n = 1 flows"),
+    "fig3": ("table1-4-{cc}", "Fig. 3. Flow 0 congestion window size for n = 4 flows"),
+    "fig4": ("table2-1000-{cc}", "Fig. 4. Congestion window size for R = 1000 Mbps"),
+    "fig5": ("table3-0.0001-{cc}", "Fig. 5. Congestion window size for p = 1e-4"),
+    "fig6": ("table4-500-droptail-{cc}", "Fig. 6. Congestion window size with DropTail for "
+             "B = 500"),
+    "fig7": ("table4-500-red-{cc}", "Fig. 7. Congestion window size with RED for B = 500"),
+    "fig8": ("table5-2-{cc}", "Fig. 8. Congestion window size with 1 forward and 1 reverse "
+             "flow"),
+}
 
 # The published numbers (Tables I-V: average bandwidth in Mbit/s and average
 # cwnd in packets per cell) are in data/dalton2004/table1.csv ... table5.csv.
@@ -94,6 +110,14 @@ def design(profile: str) -> Design:
     return Design(cells)
 
 
+def implied_rtt_ms(row: dict, header_bytes: int = 0) -> float:
+    """The round trip a published row implies: its average window (packets of
+    MSS bytes plus `header_bytes`) sent once per round trip at its average
+    bandwidth, RTT = cwnd x bytes x 8 / bandwidth. It includes the queueing
+    delay, which at 1000 Mbit/s is at most 50 x 1040 x 8 / 1e9 = 0.4 ms."""
+    return row["cwnd"] * (MSS + header_bytes) * 8 / (row["bw_mbps"] * 1e6) * 1e3
+
+
 def _cell_row(summary) -> dict:
     flows = summary["flows"]
     bw = sum(f["throughput_mbps"] for f in flows)
@@ -136,8 +160,12 @@ def report(results: dict[str, dict], profile: str, flows_of=None) -> dict:
                     f"{table}: {label}, {where}: {what}", paper["source"], paper[col],
                     ours[mine], runs=1 if summary else None))
     tables = {t: pd.DataFrame(r).drop(columns=["cc"]) for t, r in rows.items()}
+    traces = _traces(results, profile, flows_of)
+    compared.append(erratic_row(traces.get("fig8", {}), profile))
     tables["agreement"] = protocol.agreement(compared)
-    return {"tables": tables, "figures": {"table1_bandwidth": _bars(tables["table1"])},
+    figures = {"table1_bandwidth": _bars(tables["table1"])}
+    figures |= {f"{fig}_cwnd": _cwnd_figure(fig, traces.get(fig, {})) for fig in FIGURES}
+    return {"tables": tables, "figures": figures,
             "notes": [__doc__.split("\n\n", 1)[1],
                       protocol.agreement_note(tables["agreement"])]}
 
@@ -158,4 +186,69 @@ def _bars(df: pd.DataFrame):
     ax.set_ylabel("average bandwidth (Mbit/s)")
     ax.set_title("Table I: performance under various numbers of flows")
     ax.legend(fontsize=8)
+    return fig
+
+
+def _traces(results: dict, profile: str, flows_of) -> dict[str, dict[str, pd.DataFrame]]:
+    """fig -> protocol -> the cell's cwnd trace (t_s, flow, cwnd_pkts), for the
+    cells of Figs. 2-8 that ran."""
+    out: dict[str, dict] = {}
+    for fig, (pattern, _) in FIGURES.items():
+        for cc in PROTOCOLS:
+            name = pattern.format(cc=cc)
+            if name in results and flows_of is not None:
+                out.setdefault(fig, {})[cc] = flows_of(name, "trace")[["t_s", "flow",
+                                                                       "cwnd_pkts"]]
+    return out
+
+
+def cwnd_cov(trace: pd.DataFrame, start_s: float) -> float:
+    """How erratic a run's windows are: each flow's coefficient of variation of
+    cwnd over time from `start_s` (std / mean of the trace samples), averaged
+    over the flows."""
+    late = trace[trace["t_s"] >= start_s]
+    by_flow = late.groupby("flow")["cwnd_pkts"]
+    return float((by_flow.std(ddof=0) / by_flow.mean()).mean())
+
+
+def erratic_row(traces: dict[str, pd.DataFrame], profile: str) -> dict:
+    """Section V-E, Fig. 8: with reverse traffic "Fast TCP behaves the most
+    erratically": FAST's cwnd CoV over the larger of standard and HighSpeed TCP's
+    in the 1 forward + 1 reverse cell (> 1: FAST the most erratic)."""
+    start = float(PROFILES[profile]["measure_from"].rstrip("s"))
+    covs = {cc: cwnd_cov(t, start) for cc, t in traces.items()}
+    ours = covs["fast"] / max(covs["reno"], covs["highspeed"]) \
+        if len(covs) == len(PROTOCOLS) else None
+    return protocol.compare(
+        "table5: Fast TCP's cwnd is the most erratic with reverse traffic (its cwnd CoV over "
+        "the larger of Standard and HighSpeed TCP's)", "Section V-E, Fig. 8 and conclusions",
+        "> 1", ours, "0", runs=len(PROTOCOLS) if ours is not None else None)
+
+
+def _cwnd_figure(fig_id: str, traces: dict[str, pd.DataFrame]):
+    """One panel per protocol: the cwnd of the figure's cell over time (flow 0;
+    both flows in Fig. 8, where flow 1 is the reverse one), as the paper plots."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    both = fig_id == "fig8"
+    fig, axes = plt.subplots(1, len(PROTOCOLS), figsize=(9, 2.6), squeeze=False, sharey=True)
+    for ax, (cc, label) in zip(axes[0], PROTOCOLS.items(), strict=True):
+        t = traces.get(cc)
+        if t is None:
+            ax.text(0.5, 0.5, "not run", ha="center", va="center", transform=ax.transAxes)
+        else:
+            for flow in (0, 1) if both else (0,):
+                f = t[t["flow"] == flow]
+                ax.plot(f["t_s"], f["cwnd_pkts"], lw=0.8,
+                        label=("reverse" if flow else "forward") if both else None)
+            if both:
+                ax.legend(fontsize=7)
+        ax.set_title(label, fontsize=8)
+        ax.set_xlabel("time (s)", fontsize=8)
+    axes[0][0].set_ylabel("cwnd (packets)", fontsize=8)
+    fig.suptitle(FIGURES[fig_id][1], fontsize=9)
+    fig.tight_layout()
     return fig
