@@ -168,3 +168,54 @@ def test_considerably_lower_needs_a_real_drop(drop, holds):
     t = h.claims_table(tables, h.PROFILES["full"]).set_index("quantity")
     row = t.loc[[c for c in t.index if c.startswith("FAST's RTT fairness index is")][0]]
     assert row["ours"] == pytest.approx(-drop) and row["agrees"] == holds
+
+
+NUMBERS = {w: i for i, w in enumerate((
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen"))}
+
+
+def _verdicts(page: str, heading: str) -> list[str]:
+    """The last column of the first table under `heading`, lower case."""
+    lines = page[page.index(heading):].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")),
+               len(lines))
+    body = lines[start + 2:end]  # past the header and its rule
+    assert body, f"no table under {heading!r}"
+    return [r.strip("|").split("|")[-1].strip().strip("*").lower() for r in body]
+
+
+def page_counts(page: str) -> dict[str, tuple[int, int]]:
+    """profile -> (holds, listed) from the page's statement tables."""
+    out = {}
+    for profile, heading in (("full", "### The paper's statements beside ours"),
+                             ("quick", "## The quick profile's statements")):
+        verdicts = _verdicts(page, heading)
+        out[profile] = (sum(v.startswith("yes") for v in verdicts), len(verdicts))
+    return out
+
+
+def test_ha2006_page_counts_come_from_its_tables():
+    """The page's sentence "N of the M hold on the full profile (K on the quick
+    profile" counts the verdicts of its own tables (it once said seven where
+    its table showed six)."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs/studies/ha2006.md").read_text()
+    counts = page_counts(page)
+    said = re.search(r"(\w+) of the (\w+) hold on the full profile \((\w+) on the quick",
+                     page)
+    assert said, "the count sentence is gone"
+    full, total, quick = (NUMBERS[w.lower()] for w in said.groups())
+    assert (full, total) == counts["full"] and quick == counts["quick"][0]
+    assert counts["quick"][1] == total
+
+
+def test_page_counts_see_a_changed_verdict():
+    page = ("### The paper's statements beside ours\n\n| a | holds |\n|---|---|\n| x | yes |\n"
+            "| y | no |\n\ntext\n## The quick profile's statements\n\n| a | holds |\n|---|---|\n"
+            "| x | **no** |\n| y | yes, barely |\n")
+    assert page_counts(page) == {"full": (1, 2), "quick": (1, 2)}
+    assert page_counts(page.replace("| y | no |", "| y | yes |"))["full"] == (2, 2)
