@@ -88,8 +88,6 @@ impl<E: Copy> Scheduler<E> {
     }
 
     /// Schedule `event` at absolute time `at`; times in the past are clamped to now.
-    /// (Inlined: a call's entry and exit cost as much as a typical insertion.)
-    #[inline(always)]
     pub fn at(&mut self, at: Time, event: E) {
         let entry = Entry { at: at.max(self.now), seq: self.next_seq, event };
         self.next_seq += 1;
@@ -122,7 +120,6 @@ impl<E: Copy> Scheduler<E> {
     }
 
     /// Pop the next event if it is due no later than `until`, advancing the clock.
-    #[inline(always)]
     pub fn pop_until(&mut self, until: Time) -> Option<E> {
         if self.near.is_empty() {
             self.refill();
