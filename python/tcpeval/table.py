@@ -12,6 +12,7 @@ None where missing) and "empty" (object array of None only).
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -133,8 +134,6 @@ def _from_buffers(arrow_type, valid: np.ndarray, buffers: list):
 def _pandas_metadata(kinds: dict[str, str]) -> bytes:
     """The b"pandas" schema metadata pyarrow's `from_pandas` writes for a frame
     with a default index (not stored): what `pd.read_parquet` restores from."""
-    from importlib.metadata import version
-
     import pyarrow as pa
 
     columns = [{"name": name, "field_name": name, "pandas_type": _PANDAS_TYPES[k][0],
@@ -142,8 +141,17 @@ def _pandas_metadata(kinds: dict[str, str]) -> bytes:
                for name, k in kinds.items()]
     meta = {"index_columns": [], "column_indexes": [], "columns": columns, "attributes": {},
             "creator": {"library": "pyarrow", "version": pa.__version__},
-            "pandas_version": version("pandas")}
+            "pandas_version": _pandas_version()}
     return json.dumps(meta).encode()
+
+
+@functools.cache
+def _pandas_version() -> str:
+    """The installed pandas' version, from its package metadata (importing
+    pandas to ask costs 0.2-0.4 s; reading the metadata a few ms, once)."""
+    from importlib.metadata import version
+
+    return version("pandas")
 
 
 def write_parquet(table, path: Path) -> None:

@@ -1,7 +1,8 @@
 """A run computes its tables and summary without pandas (issue 29, start-up):
 these check that the numpy paths give what pandas gives, to the last bit, on
 varied inputs: the column types (tcpeval.table), the Parquet bytes, groupby
-sums, means and mapped lookups (tcpeval.metrics)."""
+sums, means and mapped lookups (tcpeval.metrics); and metrics.quantile what
+np.quantile gives."""
 
 from __future__ import annotations
 
@@ -137,3 +138,14 @@ def test_table_functions_agree_on_tables_and_dataframes(rows):
               lambda x: len(metrics.whole_intervals(x, {0: 0.0, 1: 1.0}, 3.0, 1.0))):
         a, b = f(table), f(df)
         assert a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b))
+
+
+@given(st.lists(FLOATS | st.sampled_from([math.inf, -math.inf, math.nan]), min_size=1,
+                max_size=30),
+       st.floats(0, 1) | st.sampled_from([0.25, 0.5, 0.75, 0.99]))
+def test_quantile_is_numpys(x, q):
+    arr = np.array(x, dtype=np.float64)
+    with np.errstate(invalid="ignore"):  # numpy's inf - inf
+        want = float(np.quantile(arr, q))
+    got = metrics.quantile(arr, q)
+    assert _bits([got]) == _bits([want]) or (math.isnan(got) and math.isnan(want))
