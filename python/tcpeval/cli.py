@@ -1,6 +1,5 @@
 """The `tcpeval` command line."""
 
-from __future__ import annotations
 
 import functools
 import json
@@ -26,7 +25,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, **PLAIN,
 
 
 @functools.cache
-def _console(stderr: bool) -> Console:
+def _console(stderr: bool) -> "Console":
     """The rich Console of stderr or stdout, made at its first use: rich costs
     20-30 ms to import, and `tcpeval run --json` prints no table."""
     from rich.console import Console
@@ -37,15 +36,15 @@ def _console(stderr: bool) -> Console:
     return Console(width=None if sys.stdout.isatty() else 150)
 
 
-def err() -> Console:
+def err() -> "Console":
     return _console(True)
 
 
-def out() -> Console:
+def out() -> "Console":
     return _console(False)
 
 
-def _table(title: str) -> Table:
+def _table(title: str) -> "Table":
     from rich.table import Table
 
     return Table(title=title, title_justify="left")
@@ -100,7 +99,7 @@ def _fmt(value, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def flow_table(summary: dict) -> Table:
+def flow_table(summary: dict) -> "Table":
     table = _table("Per-flow results")
     for col in ("flow", "cc", "streams", "rtt ms", "start s", "Mbit/s", "std", "retx", "RTOs",
                 "mean cwnd", "mean srtt ms"):
@@ -557,7 +556,7 @@ def _rel(pair: dict) -> str:
     return "-" if r is None else f"{100 * r:+.1f}%"
 
 
-def _comparison_table(cmp: dict) -> Table:
+def _comparison_table(cmp: dict) -> "Table":
     start, end = cmp["window_s"]
     table = _table(f"simulator vs kernel, {cmp['capacity_mbps']:g} Mbit/s bottleneck "
                    f"(window {start:g}-{end:g} s)")
