@@ -65,13 +65,15 @@ pub struct Profile {
     /// (`TCP_TIMEOUT_INIT` = 3*HZ, include/net/tcp.h at 2.6.22; RFC 1122) until
     /// Linux 3.1 made it 1 s (RFC 6298); ns-2 `rtxcur_init_` 3.0.
     pub initial_rto: Time,
-    pub initial_window: InitialWindow,
     /// ACKs sent at once at connection start (quick-ACK mode, Linux
     /// `TCP_MAX_QUICKACKS` = 16 in every version here); ns-2's sink has none.
     pub quickacks: u32,
-    /// The delayed-ACK timer when the stack fixes it (ns-2's
-    /// `Agent/TCPSink/Sack1/DelAck set interval_ 100ms`); None keeps the
-    /// flow's `delack_timeout_ns`.
+    /// The stack's out-of-the-box initial window and delayed-ACK timer (ns-2's
+    /// `Agent/TCPSink/Sack1/DelAck set interval_ 100ms`; None: Linux's, the
+    /// engine's default). The engine does not apply them: a flow's
+    /// `initial_cwnd` and `delack_timeout_ns` are its own; they are the
+    /// values a scenario of this stack should give when it sets none.
+    pub initial_window: InitialWindow,
     pub delack_timeout: Option<Time>,
 }
 
@@ -315,7 +317,7 @@ mod tests {
     }
 
     /// Linux ACKs the first segments at once (quick-ACK mode); ns-2's
-    /// DelAck sink delays the first one like any other, for 100 ms.
+    /// DelAck sink delays the first one like any other.
     #[test]
     fn the_receiver_takes_the_stack_s_quick_acks_and_timer() {
         let receiver = |stack: Stack| {
@@ -327,6 +329,6 @@ mod tests {
         assert!(linux.on_data(&seg, 0).is_some());
         let mut ns2 = receiver(Stack::Ns2);
         assert!(ns2.on_data(&seg, 0).is_none());
-        assert_eq!(ns2.delack_deadline, Some(100 * MS));
+        assert_eq!(ns2.delack_deadline, Some(40 * MS), "the flow's timer");
     }
 }

@@ -66,12 +66,9 @@ impl Receiver {
     }
 
     /// Acknowledge as the flow's stack does (crate::stack): its quick-ACK
-    /// count at start and, where the stack fixes it, its delayed-ACK timer.
+    /// count at start. The delayed-ACK timer stays the flow's.
     pub fn with_stack(mut self, profile: &crate::stack::Profile) -> Self {
         self.quickacks = profile.quickacks;
-        if let Some(timeout) = profile.delack_timeout {
-            self.cfg.delack_timeout = timeout;
-        }
         self
     }
 
