@@ -21,8 +21,10 @@ from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
     ValidationError,
     field_validator,
 )
@@ -34,8 +36,9 @@ from .errors import ScenarioError
 from .units import (
     MAX_BUFFER_PKTS,
     MIN_NONZERO_TIME_S,
+    Buffer,
     UnitError,
-    parse_buffer,
+    parse_buffer_spec,
     parse_rate,
     parse_size,
     parse_time,
@@ -74,38 +77,28 @@ MAX_SHARE_PERCENT = 1000
 
 
 class _Model(BaseModel):
-    # strict: booleans are not numbers and floats not whole numbers.
+    # strict: booleans are not numbers and floats not whole numbers. Defaults are
+    # written as in a scenario file ("100Mbps") and parsed like a value.
     model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True,
-                              allow_inf_nan=False)
+                              allow_inf_nan=False, validate_default=True)
 
 
-def _unit(parser):
-    """A check of a unit field; it sees the value as written (mode "before"), so
-    that a boolean is not first converted to a number."""
-    def check(value):
+def _parsed(parser):
+    """A unit field's parser, run once when the model is validated, on the value
+    as written (before pydantic's own checks: a boolean is not a number)."""
+    def parse(value):
         if value is None:
             return value
         try:
-            parser(value)
+            return parser(value)
         except UnitError as e:
             raise ValueError(str(e)) from None
-        return value
 
-    return check
-
-
-def _units(*fields: str, parser):
-    return field_validator(*fields, mode="before")(_unit(parser))
+    return parse
 
 
-def _positive_time(value):
+def _positive_time(value) -> float:
     return parse_time(value, allow_zero=False)
-
-
-def _buffer_form(value) -> dict:
-    """The checks of a buffer that need no BDP (its size in packets needs one:
-    resolve checks that)."""
-    return parse_buffer(value, bdp_bytes=0.0)
 
 
 def _window_size(value) -> int:
@@ -114,6 +107,46 @@ def _window_size(value) -> int:
         raise UnitError(f"window {value!r} is too large; at most {MAX_WINDOW_BYTES} B "
                         "(1GiB, the largest TCP window)")
     return size
+
+
+@dataclasses.dataclass(frozen=True)
+class Share:
+    """A rate written as a share of the bottleneck ("20%")."""
+
+    fraction: float
+    text: str
+
+
+def _rate_or_share(value) -> float | Share:
+    """A rate, 0, or a share of the bottleneck written "20%"."""
+    if isinstance(value, Share):
+        return value
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            share = float(value.strip()[:-1])
+        except ValueError:
+            raise UnitError(f"bad share {value!r}; use e.g. '20%'") from None
+        if not 0 <= share <= MAX_SHARE_PERCENT:
+            raise UnitError(f"share {value!r} out of range; allowed: 0% to "
+                            f"{MAX_SHARE_PERCENT}% of the bottleneck")
+        return Share(share / 100.0, value)
+    if not isinstance(value, bool) and (value == 0 or value == "0"):
+        return 0.0
+    return parse_rate(value)
+
+
+# The unit types of scenario fields: numbers in base units (bit/s, seconds,
+# bytes), parsed once from what was written; dumped back as numbers (a buffer
+# or a share as written).
+Rate = Annotated[float, BeforeValidator(_parsed(parse_rate))]
+Time = Annotated[float, BeforeValidator(_parsed(parse_time))]
+PositiveTime = Annotated[float, BeforeValidator(_parsed(_positive_time))]
+Size = Annotated[int, BeforeValidator(_parsed(parse_size))]
+Window = Annotated[int, BeforeValidator(_parsed(_window_size))]
+BufferSize = Annotated[Buffer, BeforeValidator(_parsed(parse_buffer_spec)),
+                       PlainSerializer(lambda b: b.text)]
+RateOrShare = Annotated[float | Share, BeforeValidator(_parsed(_rate_or_share)),
+                        PlainSerializer(lambda v: v.text if isinstance(v, Share) else v)]
 
 
 class Red(_Model):
@@ -128,50 +161,42 @@ class Red(_Model):
 
 
 class Hop(_Model):
-    rate: str | float
-    delay: str | float = "0ms"
-    buffer: str | float = "1bdp"
-    reverse_buffer: str | float | None = None
+    rate: Rate
+    delay: Time = 0.0
+    buffer: BufferSize = "1bdp"
+    reverse_buffer: BufferSize | None = None
     queue: str = "droptail"
     loss: float = Field(0.0, ge=0.0, lt=1.0)
     red: Red = Red()
-
-    _rate = _units("rate", parser=parse_rate)
-    _delay = _units("delay", parser=parse_time)
-    _buffers = _units("buffer", "reverse_buffer", parser=_buffer_form)
 
 
 class Network(_Model):
-    bottleneck: str | float = "100Mbps"
-    rtt: str | float = "100ms"
-    buffer: str | float = "1bdp"
-    reverse_buffer: str | float | None = None
+    bottleneck: Rate = "100Mbps"
+    rtt: Time = "100ms"
+    buffer: BufferSize = "1bdp"
+    reverse_buffer: BufferSize | None = None
     queue: str = "droptail"
     loss: float = Field(0.0, ge=0.0, lt=1.0)
-    bottleneck_delay: str | float = "0ms"
-    access_rate: str | float | None = None
+    bottleneck_delay: Time = 0.0
+    access_rate: Rate | None = None
     red: Red = Red()
     hops: list[Hop] | None = None
-
-    _rates = _units("bottleneck", "access_rate", parser=parse_rate)
-    _times = _units("rtt", "bottleneck_delay", parser=parse_time)
-    _buffers = _units("buffer", "reverse_buffer", parser=_buffer_form)
 
 
 class Flow(_Model):
     cc: str = "reno"
     count: int = Field(1, ge=1, le=MAX_FLOWS)
     streams: int = Field(1, ge=1, le=1024)
-    start: str | float | list[str | float] = "0s"
-    start_jitter: str | float = "0s"
-    send_overhead: str | float = "0s"
-    stop: str | float | None = None
-    rtt: str | float | None = None
-    max_window: str | float | None = None
-    bytes: str | float | None = None
+    start: float | list[float] = 0.0
+    start_jitter: Time = 0.0
+    send_overhead: Time = 0.0
+    stop: Time | None = None
+    rtt: Time | None = None
+    max_window: Window | None = None
+    bytes: Size | None = None
     sack: bool = True
     delayed_ack: bool = True
-    delack_timeout: str | float = DELACK_TIMEOUT_S
+    delack_timeout: Time = DELACK_TIMEOUT_S
     initial_cwnd: int = Field(INITIAL_CWND, ge=1, le=MAX_INITIAL_CWND)
     mtu: int = Field(MTU_BYTES, ge=576, le=65535)
     mss: int | None = Field(None, ge=1, le=65535)
@@ -181,74 +206,38 @@ class Flow(_Model):
     txqueuelen: int | None = Field(None, ge=1, le=MAX_BUFFER_PKTS)
     label: str | None = None
 
-    _times = _units("stop", "rtt", "delack_timeout", "start_jitter", "send_overhead",
-                    parser=parse_time)
-    _sizes = _units("bytes", parser=parse_size)
-    _window = _units("max_window", parser=_window_size)
-
     @field_validator("start", mode="before")
     @classmethod
     def _start(cls, v):
-        for item in v if isinstance(v, list) else [v]:
-            _unit(parse_time)(item)
-        return v
+        parse = _parsed(parse_time)
+        return [parse(item) for item in v] if isinstance(v, list) else parse(v)
 
-
-
-def _rate_or_share(value: str | float, capacity_bps: float) -> float:
-    """A rate, or a share of the bottleneck written "20%"."""
-    if isinstance(value, str) and value.strip().endswith("%"):
-        return float(value.strip()[:-1]) / 100.0 * capacity_bps
-    if value == 0 or value == "0":
-        return 0.0
-    return parse_rate(value)
-
-
-def _share_check(value):
-    if isinstance(value, str) and value.strip().endswith("%"):
-        try:
-            share = float(value.strip()[:-1])
-        except ValueError:
-            raise ValueError(f"bad share {value!r}; use e.g. '20%'") from None
-        if not 0 <= share <= MAX_SHARE_PERCENT:
-            raise ValueError(f"share {value!r} out of range; allowed: 0% to "
-                             f"{MAX_SHARE_PERCENT}% of the bottleneck")
-        return value
-    if not isinstance(value, bool) and (value == 0 or value == "0"):
-        return value
-    return _unit(parse_rate)(value)
 
 
 class Udp(_Model):
-    rate: str | float
-    amplitude: str | float = 0
-    period: str | float = "60s"
+    rate: RateOrShare
+    amplitude: RateOrShare = 0.0
+    period: PositiveTime = "60s"
     phase: float = Field(0.0, ge=-1e6, le=1e6)
-    start: str | float = "0s"
-    stop: str | float | None = None
+    start: Time = 0.0
+    stop: Time | None = None
     packet: int = Field(MTU_BYTES, ge=29, le=65535)
     direction: str = "forward"
     path: list[Annotated[int, Field(ge=0)]] | None = None
-    rtt: str | float | None = None
-
-    _shares = field_validator("rate", "amplitude", mode="before")(_share_check)
-    _times = _units("start", "stop", "rtt", parser=parse_time)
-    _positive = _units("period", parser=_positive_time)
+    rtt: Time | None = None
 
 
 class RttDist(_Model):
     """Per-flow RTTs of background traffic."""
 
     kind: str = "fixed"
-    value: str | float = "100ms"
-    low: str | float = "10ms"
-    high: str | float = "300ms"
-    median: str | float = "80ms"
+    value: PositiveTime = "100ms"
+    low: PositiveTime = "10ms"
+    high: PositiveTime = "300ms"
+    median: PositiveTime = "80ms"
     # A lognormal sigma above 3 spreads RTTs over 10^15 (past any time bound).
     sigma: float = Field(0.8, gt=0, le=3)
     file: str | None = None
-
-    _times = _units("value", "low", "high", "median", parser=_positive_time)
 
     @field_validator("kind")
     @classmethod
@@ -267,9 +256,9 @@ class RttDist(_Model):
             if base_dir and not path.is_absolute():
                 path = base_dir / path
             return traffic.RttModel.from_csv(path)
-        ms = lambda v: parse_time(v) * 1e3  # noqa: E731
-        return traffic.RttModel(kind=self.kind, value_ms=ms(self.value), low_ms=ms(self.low),
-                                high_ms=ms(self.high), median_ms=ms(self.median), sigma=self.sigma)
+        return traffic.RttModel(kind=self.kind, value_ms=self.value * 1e3,
+                                low_ms=self.low * 1e3, high_ms=self.high * 1e3,
+                                median_ms=self.median * 1e3, sigma=self.sigma)
 
 
 def _known_cc(v: str) -> str:
@@ -299,15 +288,13 @@ def _known_direction(v: str) -> str:
 class LongLived(_Model):
     count: int = Field(0, ge=0, le=MAX_FLOWS)
     cc: str = "reno"
-    window: str | float = "64KB"
+    window: Window = "64KB"
     direction: str = "forward"
-    jitter: str | float = "5s"
+    jitter: Time = "5s"
     rtt: RttDist = RttDist()
 
     _cc = field_validator("cc")(_known_cc)
     _direction = field_validator("direction")(_known_direction)
-    _window = _units("window", parser=_window_size)
-    _jitter = _units("jitter", parser=parse_time)
 
 
 class Sizes(_Model):
@@ -316,32 +303,28 @@ class Sizes(_Model):
     mu: float = Field(traffic.SURGE_BODY_MU, ge=-40, le=40)
     sigma: float = Field(traffic.SURGE_BODY_SIGMA, gt=0, le=10)
     alpha: float = Field(traffic.SURGE_TAIL_ALPHA, gt=1)
-    k: str | float = "133KB"
+    k: Size = "133KB"
     tail_fraction: float = Field(traffic.SURGE_TAIL_FRACTION, ge=0, le=1)
-    cap: str | float = "100MB"
-
-    _sizes = _units("k", "cap", parser=parse_size)
+    cap: Size = "100MB"
 
     def model(self) -> traffic.SizeModel:
         return traffic.SizeModel(mu=self.mu, sigma=self.sigma, alpha=self.alpha,
-                                 k=float(parse_size(self.k)), tail_fraction=self.tail_fraction,
-                                 cap=float(parse_size(self.cap)))
+                                 k=float(self.k), tail_fraction=self.tail_fraction,
+                                 cap=float(self.cap))
 
 
 class Web(_Model):
     load: float = Field(0.0, ge=0.0, lt=1.0)
     cc: str = "reno"
-    window: str | float = "64KB"
+    window: Window = "64KB"
     direction: str = "forward"
-    start: str | float = "0s"
-    stop: str | float | None = None
+    start: Time = 0.0
+    stop: Time | None = None
     sizes: Sizes = Sizes()
     rtt: RttDist = RttDist()
 
     _cc = field_validator("cc")(_known_cc)
     _direction = field_validator("direction")(_known_direction)
-    _window = _units("window", parser=_window_size)
-    _times = _units("start", "stop", parser=parse_time)
 
 
 class Background(_Model):
@@ -350,15 +333,12 @@ class Background(_Model):
 
 
 class Run(_Model):
-    duration: str | float = "60s"
-    interval: str | float = "1s"
-    trace_interval: str | float | None = None
-    measure_from: str | float = "0s"
+    duration: PositiveTime = "60s"
+    interval: PositiveTime = "1s"
+    trace_interval: PositiveTime | None = None
+    measure_from: Time = 0.0
     seed: int = Field(1, ge=0, lt=2**63)
     backend: str = "sim"
-
-    _times = _units("measure_from", parser=parse_time)
-    _positive = _units("duration", "interval", "trace_interval", parser=_positive_time)
 
     @field_validator("backend")
     @classmethod
@@ -494,9 +474,9 @@ def _check_rtts(sc: Scenario) -> None:
     rtts += [(f"flows[{k}].rtt", f.rtt) for k, f in enumerate(sc.flows)]
     rtts += [(f"udp[{i}].rtt", u.rtt) for i, u in enumerate(sc.udp)]
     for field, rtt in rtts:
-        if rtt is not None and parse_time(rtt) < MIN_NONZERO_TIME_S:
+        if rtt is not None and rtt < MIN_NONZERO_TIME_S:
             raise ScenarioError(f"{field}: must be positive on the simulator, got "
-                                f"{_short(rtt)} (0 means no emulated delay: testbed only)")
+                                f"{rtt:g} s (0 means no emulated delay: testbed only)")
 
 
 def read_toml(path: str | Path, what: str) -> dict:
@@ -615,12 +595,29 @@ def _ns(seconds: float) -> int:
     return int(round(seconds * 1e9))
 
 
-def _buffer(spec, rate_bps: float, rtt_s: float, field: str) -> dict:
+def _buffer(spec: Buffer, bdp_bytes: float, packet_bytes: int, field: str) -> dict:
     try:
-        buf = parse_buffer(spec, rate_bps * rtt_s / 8.0)
+        return spec.limit(bdp_bytes, packet_bytes)
     except UnitError as e:
         raise ScenarioError(f"{field}: {e}") from None
-    return buf
+
+
+def _packet_bytes(sc: Scenario, j: int, n_hops: int) -> int:
+    """The packet size of hop j's queues: the largest MTU of the TCP flows whose
+    path crosses it (background flows have the default MTU), else of the UDP
+    streams crossing it, else the default. A buffer of a BDP share holds that
+    share of the BDP in these packets (issue 27: it was always 1500 B)."""
+    def crosses(direction: str, path: list[int] | None) -> bool:
+        if path is None:
+            path = [n_hops, 0] if direction == "reverse" else [0, n_hops]
+        return len(path) == 2 and min(path) <= j < max(path)  # else the engine refuses it
+
+    tcp = [f.mtu for f in sc.flows if crosses(f.direction, f.path)]
+    bg = sc.background
+    if any(ll.count for ll in bg.long_lived) or any(w.load > 0 for w in bg.web):
+        tcp.append(MTU_BYTES)
+    udp = [u.packet for u in sc.udp if crosses(u.direction, u.path)]
+    return max(tcp or udp or [MTU_BYTES])
 
 
 def _limits(prefix: str, buf: dict) -> dict:
@@ -641,15 +638,17 @@ def _hop_entries(net: Network) -> list[tuple[str, Hop]]:
     return [("network", one)]
 
 
-def _hops(net: Network, rtt_s: float) -> list[dict]:
+def _hops(sc: Scenario) -> list[dict]:
     """The engine's hops (docs/engine-interface.md: `network.hops`)."""
     out = []
-    for field, h in _hop_entries(net):
-        rate = parse_rate(h.rate)
-        fwd = _buffer(h.buffer, rate, rtt_s, f"{field}.buffer")
-        rev = _buffer(h.reverse_buffer or h.buffer, rate, rtt_s, f"{field}.reverse_buffer")
+    entries = _hop_entries(sc.network)
+    for j, (field, h) in enumerate(entries):
+        bdp = h.rate * sc.network.rtt / 8.0
+        size = _packet_bytes(sc, j, len(entries))
+        fwd = _buffer(h.buffer, bdp, size, f"{field}.buffer")
+        rev = _buffer(h.reverse_buffer or h.buffer, bdp, size, f"{field}.reverse_buffer")
         out.append({
-            "rate_bps": rate, "delay_ns": _ns(parse_time(h.delay)),
+            "rate_bps": h.rate, "delay_ns": _ns(h.delay),
             **_limits("buffer", fwd), **_limits("reverse_buffer", rev),
             "queue": h.queue, "loss": h.loss, "red": _red(h.red),
         })
@@ -659,11 +658,11 @@ def _hops(net: Network, rtt_s: float) -> list[dict]:
 def _given_starts(f: Flow, k: int) -> list[float]:
     """The start of each of the entry's flows as written (before any jitter)."""
     if not isinstance(f.start, list):
-        return [parse_time(f.start)] * f.count
+        return [f.start] * f.count
     if len(f.start) != f.count:
         raise ScenarioError(f"flows[{k}].start: {len(f.start)} start times for count = "
                             f"{f.count}; give one per flow or a single value")
-    return [parse_time(s) for s in f.start]
+    return list(f.start)
 
 
 def _starts(f: Flow, k: int, seed: int) -> list[float]:
@@ -672,7 +671,7 @@ def _starts(f: Flow, k: int, seed: int) -> list[float]:
     simulation without random inputs is otherwise the same run whatever the
     seed; the jitter makes repetitions differ the way testbed runs do."""
     starts = _given_starts(f, k)
-    jitter = parse_time(f.start_jitter)
+    jitter = f.start_jitter
     if jitter == 0:
         return starts
     import numpy as np
@@ -682,7 +681,7 @@ def _starts(f: Flow, k: int, seed: int) -> list[float]:
 
 
 def _narrowest(net: Network) -> float:
-    return min(parse_rate(h.rate) for h in net.hops) if net.hops else parse_rate(net.bottleneck)
+    return min(h.rate for h in net.hops) if net.hops else net.bottleneck
 
 
 def _check_times(field: str, starts: list[float], stop: float | None, duration: float) -> None:
@@ -698,9 +697,8 @@ def _check_flow(sc: Scenario, f: Flow, k: int, rtt_s: float, duration: float) ->
     """What neither the models nor the engine check: times against the run, the
     packets the path holds in flight (a bound of this machine)."""
     own = _given_starts(f, k)
-    _check_times(f"flows[{k}]", own, parse_time(f.stop) if f.stop is not None else None,
-                 duration)
-    rtt = parse_time(f.rtt) if f.rtt is not None else rtt_s
+    _check_times(f"flows[{k}]", own, f.stop, duration)
+    rtt = f.rtt if f.rtt is not None else rtt_s
     rtt_field = f"flows[{k}].rtt" if f.rtt is not None else "network.rtt"
     bdp_pkts = _narrowest(sc.network) * rtt / 8 / MTU_BYTES
     if bdp_pkts > MAX_BDP_PKTS:
@@ -721,10 +719,10 @@ def _engine_flows(sc: Scenario, rtt_s: float,
     for k, f in enumerate(sc.flows):
         _check_flow(sc, f, k, rtt_s, duration)
         mss = f.mss if f.mss is not None else f.mtu - HEADER_BYTES
-        total = parse_size(f.bytes) if f.bytes is not None else None
+        total = f.bytes
         if total is not None and total < f.streams:
             raise ScenarioError(f"flows[{k}].bytes: fewer bytes than streams")
-        window = parse_size(f.max_window) if f.max_window is not None else None
+        window = f.max_window
         for start in _starts(f, k, sc.run.seed):
             fid = len(logical)
             label = f.label or f"{f.cc}-{fid}"
@@ -734,34 +732,37 @@ def _engine_flows(sc: Scenario, rtt_s: float,
                 ids.append(len(engine))
                 engine.append({
                     "cc": f.cc, "params": f.params,
-                    "rtt_ns": _ns(parse_time(f.rtt) if f.rtt is not None else rtt_s),
+                    "rtt_ns": _ns(f.rtt if f.rtt is not None else rtt_s),
                     "start_ns": _ns(start),
-                    "stop_ns": _ns(parse_time(f.stop)) if f.stop is not None else None,
+                    "stop_ns": _ns(f.stop) if f.stop is not None else None,
                     "bytes": share, "max_window_bytes": window,
                     "mss": mss, "mtu": f.mtu, "sack": f.sack, "delayed_ack": f.delayed_ack,
-                    "delack_timeout_ns": _ns(parse_time(f.delack_timeout)),
+                    "delack_timeout_ns": _ns(f.delack_timeout),
                     "initial_cwnd": f.initial_cwnd, "direction": f.direction,
                     "path": f.path, "nic_queue_pkts": f.txqueuelen, "group": label,
-                    "send_overhead_ns": _ns(parse_time(f.send_overhead)),
+                    "send_overhead_ns": _ns(f.send_overhead),
                 })
             logical.append({"id": fid, "label": label, "cc": f.cc, "streams": ids,
                             "entry": k})
     return engine, logical
 
 
+def _bps(rate: float | Share, capacity_bps: float) -> float:
+    return rate.fraction * capacity_bps if isinstance(rate, Share) else rate
+
+
 def _udp(sc: Scenario, rate_bps: float, rtt_s: float, duration_s: float) -> list[dict]:
     out = []
     for i, u in enumerate(sc.udp):
-        _check_times(f"udp[{i}]", [parse_time(u.start)],
-                     parse_time(u.stop) if u.stop is not None else None, duration_s)
+        _check_times(f"udp[{i}]", [u.start], u.stop, duration_s)
         out.append({
-            "rate_bps": _rate_or_share(u.rate, rate_bps),
-            "amplitude_bps": _rate_or_share(u.amplitude, rate_bps),
-            "period_ns": _ns(parse_time(u.period)), "phase": u.phase,
-            "start_ns": _ns(parse_time(u.start)),
-            "stop_ns": _ns(parse_time(u.stop)) if u.stop is not None else None,
+            "rate_bps": _bps(u.rate, rate_bps),
+            "amplitude_bps": _bps(u.amplitude, rate_bps),
+            "period_ns": _ns(u.period), "phase": u.phase,
+            "start_ns": _ns(u.start),
+            "stop_ns": _ns(u.stop) if u.stop is not None else None,
             "packet_bytes": u.packet, "direction": u.direction, "path": u.path,
-            "rtt_ns": _ns(parse_time(u.rtt) if u.rtt is not None else rtt_s),
+            "rtt_ns": _ns(u.rtt if u.rtt is not None else rtt_s),
         })
     return out
 
@@ -778,13 +779,13 @@ def _background(sc: Scenario, rate_bps: float, duration_s: float,
     if not any(ll.count for ll in bg.long_lived) and not any(w.load > 0 for w in bg.web):
         return None
     try:
-        long_lived = [{"count": ll.count, "cc": ll.cc, "jitter_s": parse_time(ll.jitter),
-                       "direction": ll.direction, "max_window": parse_size(ll.window),
+        long_lived = [{"count": ll.count, "cc": ll.cc, "jitter_s": ll.jitter,
+                       "direction": ll.direction, "max_window": ll.window,
                        "rtt": dataclasses.asdict(ll.rtt.model(base_dir))}
                       for ll in bg.long_lived]
         web = [{"load": w.load, "cc": w.cc, "direction": w.direction,
-                "max_window": parse_size(w.window), "start_s": parse_time(w.start),
-                "stop_s": parse_time(w.stop) if w.stop is not None else duration_s,
+                "max_window": w.window, "start_s": w.start,
+                "stop_s": w.stop if w.stop is not None else duration_s,
                 "sizes": dataclasses.asdict(w.sizes.model()),
                 "rtt": dataclasses.asdict(w.rtt.model(base_dir))}
                for w in bg.web]
@@ -846,24 +847,22 @@ def resolve(sc: Scenario, *, seed: int | None = None, base_dir: Path | None = No
     if seed is not None:
         sc = sc.model_copy(update={"run": sc.run.model_copy(update={"seed": seed})})
     net, run = sc.network, sc.run
-    rate = parse_rate(net.bottleneck)
-    rtt_s = parse_time(net.rtt)
-    duration = parse_time(run.duration, allow_zero=False)
-    interval = parse_time(run.interval, allow_zero=False)
+    rate, rtt_s = net.bottleneck, net.rtt
+    duration, interval = run.duration, run.interval
     if interval > duration:
         raise ScenarioError("run.interval: longer than run.duration")
-    measure_from = parse_time(run.measure_from)
+    measure_from = run.measure_from
     if measure_from >= duration:
         raise ScenarioError("run.measure_from: must be before the end of the run")
-    trace = (parse_time(run.trace_interval, allow_zero=False) if run.trace_interval is not None
+    trace = (run.trace_interval if run.trace_interval is not None
              else min(interval, DEFAULT_TRACE_INTERVAL_S))
-    hops = _hops(net, rtt_s)
+    hops = _hops(sc)
     flows, logical = _engine_flows(sc, rtt_s, duration)
     background = _background(sc, rate, duration, base_dir)
     udp = _udp(sc, rate, rtt_s, duration)
     _check_rows(duration, interval, trace, len(flows) + len(udp) + 2 * len(hops))
     network = {
-        "access_rate_bps": parse_rate(net.access_rate) if net.access_rate else 10 * rate,
+        "access_rate_bps": net.access_rate if net.access_rate else 10 * rate,
         "hops": hops,
     }
     out = {

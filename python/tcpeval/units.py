@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 from .constants import MTU_BYTES
 
@@ -121,34 +122,64 @@ def parse_size(text: str | int | float) -> int:
     return int(round(size))
 
 
-def parse_buffer(text: str | int | float, bdp_bytes: float,
-                 packet_bytes: int = MTU_BYTES) -> dict:
-    """A buffer: "1bdp", "0.5bdp", "20%bdp" (packets of `packet_bytes`, rounded
-    up), "500pkt", or a byte size ("2MB"). Returns {"pkts": n} or {"bytes": n}."""
-    allowed = "use e.g. '1bdp', '20%bdp', '500pkt' or a byte size like '2MB'"
-    limit = f"at most {MAX_BUFFER_PKTS} packets or {MAX_BUFFER_BYTES // 10**6}MB"
+@dataclass(frozen=True)
+class Buffer:
+    """A queue limit as written: `amount` packets ("pkts"), bytes ("bytes") or
+    times the path's BDP ("bdp"); `text` is how it was written (for messages)."""
+
+    amount: float
+    unit: str
+    text: str
+
+    def limit(self, bdp_bytes: float, packet_bytes: int = MTU_BYTES) -> dict:
+        """The engine's limit: {"pkts": n} or {"bytes": n}. A BDP share becomes
+        packets of `packet_bytes` (those of the flows crossing the queue),
+        rounded up: like Linux's pfifo, the queue counts packets."""
+        if self.unit != "bdp":
+            return {self.unit: int(self.amount)}
+        pkts = self.amount * bdp_bytes / packet_bytes
+        if not pkts <= MAX_BUFFER_PKTS:
+            raise UnitError(f"buffer {_show(self.text)} is too large ({pkts:.3g} packets of "
+                            f"{packet_bytes} B); {_BUFFER_LIMIT}")
+        return {"pkts": max(1, math.ceil(pkts))}
+
+
+_BUFFER_ALLOWED = "use e.g. '1bdp', '20%bdp', '500pkt' or a byte size like '2MB'"
+_BUFFER_LIMIT = f"at most {MAX_BUFFER_PKTS} packets or {MAX_BUFFER_BYTES // 10**6}MB"
+
+
+def parse_buffer_spec(text: str | int | float | Buffer) -> Buffer:
+    """A buffer: "1bdp", "0.5bdp", "20%bdp", "500pkt", or a byte size ("2MB"),
+    checked as far as it can be without the path (`Buffer.limit` does the rest)."""
+    if isinstance(text, Buffer):
+        return text
     s = str(text).strip().lower() if isinstance(text, str) else ""
     m = re.fullmatch(rf"{_NUMBER}\s*(%?)\s*bdp", s)
     if m:
         fraction = float(m.group(1)) / (100.0 if m.group(2) else 1.0)
         if fraction <= 0:
-            raise UnitError(f"buffer {_show(text)} must be positive; {allowed}")
-        pkts = fraction * bdp_bytes / packet_bytes
-        if not pkts <= MAX_BUFFER_PKTS:  # also inf: "1e400bdp"
-            raise UnitError(f"buffer {_show(text)} is too large ({pkts:.3g} packets); {limit}")
-        return {"pkts": max(1, math.ceil(pkts))}
+            raise UnitError(f"buffer {_show(text)} must be positive; {_BUFFER_ALLOWED}")
+        if not math.isfinite(fraction):  # "1e400bdp"
+            raise UnitError(f"buffer {_show(text)} is too large; {_BUFFER_LIMIT}")
+        return Buffer(fraction, "bdp", text)
     m = re.fullmatch(rf"{_NUMBER}\s*(pkt|pkts|packets?)", s)
     if m:
         n = float(m.group(1))
         if n > MAX_BUFFER_PKTS:  # also inf: "1e400pkt"
-            raise UnitError(f"buffer {_show(text)} is too large; {limit}")
+            raise UnitError(f"buffer {_show(text)} is too large; {_BUFFER_LIMIT}")
         if n < 1 or n != int(n):
             raise UnitError(f"buffer {_show(text)} must be a whole number of packets >= 1")
-        return {"pkts": int(n)}
+        return Buffer(int(n), "pkts", text)
     try:
         size = parse_size(text)
     except UnitError:
-        raise UnitError(f"bad buffer {_show(text)}; {allowed}") from None
+        raise UnitError(f"bad buffer {_show(text)}; {_BUFFER_ALLOWED}") from None
     if size > MAX_BUFFER_BYTES:
-        raise UnitError(f"buffer {_show(text)} is too large; {limit}")
-    return {"bytes": size}
+        raise UnitError(f"buffer {_show(text)} is too large; {_BUFFER_LIMIT}")
+    return Buffer(size, "bytes", str(text))
+
+
+def parse_buffer(text: str | int | float, bdp_bytes: float,
+                 packet_bytes: int = MTU_BYTES) -> dict:
+    """A buffer's engine limit on a path of `bdp_bytes` (see `Buffer.limit`)."""
+    return parse_buffer_spec(text).limit(bdp_bytes, packet_bytes)

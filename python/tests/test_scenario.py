@@ -222,3 +222,48 @@ def test_flow_rules_are_the_engines_named_by_the_entry(flow, field):
 def test_a_run_of_background_flows_alone_meets_the_engines_rule():
     doc = {"background": {"long_lived": [{"count": 2}]}, "run": {"duration": "10s"}}
     assert resolved(doc)["flows"] == []
+
+
+# ----- numbers, parsed once; buffers in the flows' packets (issue 27.2) ---------------
+
+
+def test_the_model_holds_numbers_parsed_once(monkeypatch):
+    from tcpeval import scenario as scenario_mod
+    from tcpeval.units import Buffer
+
+    sc = load_scenario({"network": {"bottleneck": "10Mbps", "rtt": "20ms", "buffer": "2MB"},
+                        "flows": [{"count": 2, "max_window": "64KB", "start": ["1s", 2]}],
+                        "udp": [{"rate": "20%", "period": "1s"}]})
+    assert (sc.network.bottleneck, sc.network.rtt, sc.flows[0].max_window) == (1e7, 0.02, 64_000)
+    assert sc.network.buffer == Buffer(2_000_000, "bytes", "2MB")
+    assert sc.flows[0].start == [1.0, 2.0] and sc.run.duration == 60.0
+    for name in ("parse_rate", "parse_time", "parse_size", "parse_buffer_spec"):
+        monkeypatch.setattr(scenario_mod, name, lambda *a, **k: pytest.fail("parsed again"))
+    r = resolve(sc)
+    assert r["udp"][0]["rate_bps"] == pytest.approx(2e6)
+    monkeypatch.undo()
+    assert resolve(load_scenario(sc)) == r  # the model dumps back to what it reads
+
+
+@pytest.mark.parametrize("mtu,buffer,pkts", [
+    (9000, "1bdp", 139),      # 100 Mbit/s x 100 ms = 1.25 MB / 9000 B, rounded up
+    (1500, "1bdp", 834),
+    (9000, "50%bdp", 70),
+    (9000, "300pkt", 300),    # packets are packets
+])
+def test_a_bdp_buffer_holds_the_bdp_in_the_flows_packets(mtu, buffer, pkts):
+    r = resolved({"network": {"buffer": buffer}, "flows": [{"mtu": mtu}]})
+    [hop] = r["network"]["hops"]
+    assert (hop["buffer_pkts"], hop["reverse_buffer_pkts"]) == (pkts, pkts)
+
+
+def test_a_byte_buffer_stays_a_byte_limit_whatever_the_mtu():
+    [hop] = resolved({"network": {"buffer": "2MB"}, "flows": [{"mtu": 9000}]})["network"]["hops"]
+    assert (hop["buffer_pkts"], hop["buffer_bytes"]) == (None, 2_000_000)
+
+
+def test_each_hop_takes_the_packets_of_the_flows_crossing_it():
+    doc = {"network": {"rtt": "100ms", "hops": [{"rate": "100Mbps"}, {"rate": "100Mbps"}]},
+           "flows": [{"mtu": 9000, "path": [0, 1]}, {"path": [1, 2]}]}
+    hops = resolved(doc)["network"]["hops"]
+    assert [h["buffer_pkts"] for h in hops] == [139, 834]
