@@ -146,8 +146,7 @@ def test_bhatti_newreno_nru_comes_from_its_own_runs_and_can_fail():
 
     for vs_flow2, fair in ((50.0, True), (52.0, True), (80.0, False), (20.0, False)):
         runs = _bhatti_newreno_runs(vs_flow2)
-        rep = b.report({k: {} for k in runs}, "full", runs.__getitem__)
-        stats = rep["tables"]["caption_stats"]
+        _, stats = b.grid_and_stats({k: {} for k in runs}, "full", runs.__getitem__)
         nru = stats.set_index(["variant", "metric"]).loc[("newreno", "flow2_nru_db"), "mean"]
         assert nru == pytest.approx(10 * np.log10(vs_flow2 / 50.0))
         assert b.newreno_is_fair_to_itself(stats) is fair

@@ -104,6 +104,20 @@ def _series(flows: pd.DataFrame, flow: int, start: float) -> np.ndarray:
 
 
 def report(results: dict[str, dict], profile: str, flows_of) -> dict:
+    grid, stats = grid_and_stats(results, profile, flows_of)
+    agree = agreement(stats)
+    figures = {f"fig{n}_{col}": _heatmaps(grid, col, label)
+               for n, col, label in ((3, "self_flow2_mbps", "flow 2 throughput, self (Mbit/s)"),
+                                     (4, "flow2_nru_db", "flow-NRU of flow 2 (dB)"),
+                                     (5, "system_nru_db", "system-NRU (dB)"))}
+    return {"tables": {"grid": grid, "caption_stats": stats, "agreement": agree},
+            "figures": figures,
+            "notes": [__doc__.split("\n\n", 1)[0], protocol.agreement_note(agree)]}
+
+
+def grid_and_stats(results: dict[str, dict], profile: str, flows_of):
+    """The RTT x buffer grid (each repetition's throughput and NRUs, averaged)
+    and the captions' statistics over it."""
     p = PROFILES[profile]
     rows = []
     for rtt in p["rtts"]:
@@ -126,15 +140,7 @@ def report(results: dict[str, dict], profile: str, flows_of) -> dict:
                                     "system_nru_db": metrics.system_nru([nru1, nru2])})
                     rows.append(row)
     grid = _grid(pd.DataFrame(rows))
-    stats = _caption_stats(grid)
-    agree = agreement(stats)
-    figures = {f"fig{n}_{col}": _heatmaps(grid, col, label)
-               for n, col, label in ((3, "self_flow2_mbps", "flow 2 throughput, self (Mbit/s)"),
-                                     (4, "flow2_nru_db", "flow-NRU of flow 2 (dB)"),
-                                     (5, "system_nru_db", "system-NRU (dB)"))}
-    return {"tables": {"grid": grid, "caption_stats": stats, "agreement": agree},
-            "figures": figures,
-            "notes": [__doc__.split("\n\n", 1)[0], protocol.agreement_note(agree)]}
+    return grid, _caption_stats(grid)
 
 
 def newreno_is_fair_to_itself(stats: pd.DataFrame) -> bool:
