@@ -89,7 +89,9 @@ lint: setup
 validate: setup
 	$(VPY) -m tcpeval.validation --workers 2
 
-# Headline qualitative results of the studies on their quick profiles (minutes).
+# Headline results and statements of the studies: on the full profile's stored
+# results where TCPEVAL_FULL_STORES=DIR holds DIR/<study> (no run), on the quick
+# profile otherwise (minutes); the summary says which (python/validate_studies/stores.py).
 validate-studies: setup
 	$(VENV)/bin/pytest python/validate_studies
 

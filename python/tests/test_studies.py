@@ -118,6 +118,14 @@ def test_bhatti_grid_averages_repetitions_and_gives_their_spread():
     assert single["reps"] == 1 and np.isnan(single["flow2_nru_db_rep_std"])
     stats = rep["tables"]["caption_stats"].set_index(["variant", "metric"])
     assert stats.loc[("cubic", "flow2_nru_db"), "rep_std"] == pytest.approx(np.std(nru, ddof=1))
+    # the agreement's mean: the repetitions' means with their t-interval (two runs:
+    # t(0.975, 1) = 12.71); the minimum has no interval
+    agree = rep["tables"]["agreement"].set_index("quantity")
+    mean = agree.loc["flow2_nru_db cubic: mean over the grid"]
+    half = 12.706 * np.std(nru, ddof=1) / np.sqrt(2)
+    assert mean["ours"] == pytest.approx(np.mean(nru)) and mean["runs"] == 2
+    assert mean["ci_high"] - mean["ours"] == pytest.approx(half, rel=1e-3)
+    assert np.isnan(agree.loc["flow2_nru_db cubic: min over the grid", "ci_low"])
 
 
 def _bhatti_newreno_runs(vs_flow2: float) -> dict:
@@ -146,7 +154,7 @@ def test_bhatti_newreno_nru_comes_from_its_own_runs_and_can_fail():
 
     for vs_flow2, fair in ((50.0, True), (52.0, True), (80.0, False), (20.0, False)):
         runs = _bhatti_newreno_runs(vs_flow2)
-        _, stats = b.grid_and_stats({k: {} for k in runs}, "full", runs.__getitem__)
+        _, stats, _ = b.grid_and_stats({k: {} for k in runs}, "full", runs.__getitem__)
         nru = stats.set_index(["variant", "metric"]).loc[("newreno", "flow2_nru_db"), "mean"]
         assert nru == pytest.approx(10 * np.log10(vs_flow2 / 50.0))
         assert b.newreno_is_fair_to_itself(stats) is fair

@@ -49,7 +49,48 @@ def test_agreement_table_and_its_count():
     assert tuple(table.columns) == protocol.AGREEMENT_COLUMNS
     assert table["agrees"].tolist()[:2] == [True, False] and table["agrees"].isna().iloc[2]
     assert table["tolerance"].tolist() == ["10%", "0.5", "10%"]
-    assert "agrees with 1 of 2 published values" in protocol.agreement_note(table)
+    assert "distinctive rows (numbers or orderings the paper argues from) 1 of 2; " \
+        "bound rows (saturation, at-most/at-least checks) 0 of 0" in protocol.agreement_note(table)
+    assert table["kind"].tolist() == ["distinctive", "distinctive", "bound"]
+
+
+def test_kinds_are_counted_apart():
+    rows = [compare("a", "T", "<= 1", 0.5), compare("b", "T", "<= 1", 3.0),
+            compare("c", "T", "< 0", -1.0, kind="distinctive"), compare("d", "T", "2", 2.0),
+            compare("e", "T", "2", 9.0), compare("f", "T", "2", None)]
+    assert protocol.counts(protocol.agreement(rows)) == {"distinctive": (2, 3), "bound": (1, 2)}
+    with pytest.raises(ValueError, match="kind 'saturation' of 'x': allowed distinctive, bound"):
+        compare("x", "T", "1", 1.0, kind="saturation")
+
+
+def test_ours_is_the_mean_over_repetitions_with_a_t_interval():
+    row = compare("x", "T", "2", samples=[1.0, 2.0, 3.0])
+    # t(0.975, 2 dof) = 4.303; s = 1, n = 3: half-width 4.303 / sqrt(3) = 2.484
+    assert row["ours"] == 2.0 and row["runs"] == 3
+    assert row["ci_low"] == pytest.approx(2 - 2.484, abs=1e-3)
+    assert row["ci_high"] == pytest.approx(2 + 2.484, abs=1e-3)
+    one = compare("x", "T", "2", samples=[1.5])
+    assert one["ours"] == 1.5 and one["runs"] == 1
+    assert math.isnan(one["ci_low"]) and math.isnan(one["ci_high"])
+    none = compare("x", "T", "2", samples=[])
+    assert math.isnan(none["ours"]) and none["runs"] is None and none["agrees"] is None
+
+
+def test_the_rule_column_states_the_interval_ours_must_lie_in():
+    assert compare("x", "T", "8.3", 8.0)["rule"] == "7.47 <= ours <= 9.13"
+    assert compare("x", "T", "> 0", 1.0, "0")["rule"] == "0 < ours"
+    assert compare("x", "T", "<= 0.15", 1.0)["rule"] == "ours <= 0.165"
+    assert compare("x", "T", "0.96..0.989", 1.0, "0.03")["rule"] == "0.93 <= ours <= 1.019"
+
+
+@given(paper=st.floats(-1e3, 1e3), ours=st.floats(-3e3, 3e3),
+       tol=st.sampled_from(["0", "10%", "0.5", "25%"]))
+def test_the_rule_gives_the_verdict(paper, ours, tol):
+    """The verdict is what the rule's interval says (up to its printed digits)."""
+    row = compare("x", "T", repr(paper), ours, tol)
+    lo, hi = (float(x) for x in row["rule"].split(" <= ours <= "))
+    if min(abs(ours - lo), abs(ours - hi)) > 1e-3 * max(1.0, abs(ours)):
+        assert row["agrees"] == (lo <= ours <= hi)
 
 
 def _data_files():

@@ -1,15 +1,15 @@
 """Bullot, Cottrell & Hughes-Jones 2004 (seed 000): headline results the paper
-states, checked on the quick profile (`make validate-studies`; about 10 minutes
-on 2 free cores). Set BULLOT2004_STORE to a store directory to keep the runs
-(finished cells are skipped on the next call)."""
+states, checked on the full profile's stored results where TCPEVAL_FULL_STORES
+holds them, the quick profile otherwise (`make validate-studies`, stores.py; the
+quick profile takes about 10 minutes on 2 free cores). Set BULLOT2004_STORE to
+a store directory to keep the quick runs (finished cells are skipped next time)."""
 
-import os
 
 import pandas as pd
 import pytest
+from stores import study_report
 
 from tcpeval.studies import bullot2004 as b
-from tcpeval.studies.runner import report_study, run_study
 from tcpeval.units import parse_size
 
 TABLES = ("table1_throughput", "table1_summary", "stability_by_size", "table2_intra_jain",
@@ -18,11 +18,8 @@ TABLES = ("table1_throughput", "table1_summary", "stability_by_size", "table2_in
 
 @pytest.fixture(scope="module")
 def bullot(tmp_path_factory):
-    store = os.environ.get("BULLOT2004_STORE") or tmp_path_factory.mktemp("bullot")
-    stats = run_study("bullot2004", "quick", store)
-    assert stats["failed"] == 0
-    report_study("bullot2004", store)
-    return {t: pd.read_csv(f"{store}/report/{t}.csv") for t in TABLES}
+    report = study_report("bullot2004", tmp_path_factory, "BULLOT2004_STORE")
+    return {t: pd.read_csv(report / f"{t}.csv") for t in TABLES}
 
 
 def _t1(bullot) -> pd.DataFrame:

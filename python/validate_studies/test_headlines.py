@@ -1,26 +1,22 @@
-"""Headline qualitative results each paper states, checked on the quick profiles
-(`make validate-studies`, a few minutes; not part of `make test`)."""
+"""Headline qualitative results each paper states, checked on the full profile's
+stored results where TCPEVAL_FULL_STORES holds them, the quick profiles otherwise
+(`make validate-studies`, stores.py; not part of `make test`)."""
 
 import pandas as pd
 import pytest
-
-from tcpeval.studies.runner import report_study, run_study
+from stores import study_report
 
 
 @pytest.fixture(scope="module")
 def dalton(tmp_path_factory):
-    store = tmp_path_factory.mktemp("dalton")
-    run_study("dalton2004", "quick", store)
-    report_study("dalton2004", store)
-    return {t: pd.read_csv(store / "report" / f"{t}.csv") for t in ("table1", "table2", "table3")}
+    report = study_report("dalton2004", tmp_path_factory)
+    return {t: pd.read_csv(report / f"{t}.csv") for t in ("table1", "table2", "table3")}
 
 
 @pytest.fixture(scope="module")
 def bhatti(tmp_path_factory):
-    store = tmp_path_factory.mktemp("bhatti")
-    run_study("bhatti2009", "quick", store)
-    report_study("bhatti2009", store)
-    return pd.read_csv(store / "report" / "caption_stats.csv").set_index(["variant", "metric"])
+    report = study_report("bhatti2009", tmp_path_factory)
+    return pd.read_csv(report / "caption_stats.csv").set_index(["variant", "metric"])
 
 
 def test_dalton_default_case_highspeed_beats_standard(dalton):

@@ -1,26 +1,24 @@
-"""Headline results of the 10G study (seed 002) on the tengig quick profile
-(`make validate-studies`; about ten minutes on 2 cores). TENGIG_QUICK_STORE names
+"""Headline results of the 10G study (seed 002) on the full profile's stored
+results where TCPEVAL_FULL_STORES holds them, the quick profile otherwise
+(`make validate-studies`, stores.py; the quick profile takes about ten minutes on
+2 cores; its known failures are expected on it only). TENGIG_QUICK_STORE names
 a store to run into (finished cells are skipped), so a recorded quick run can be
 checked again without rerunning it."""
 
-import os
-
 import pandas as pd
 import pytest
+from stores import on_quick, study_report
 
 from tcpeval.studies import tengig as t
-from tcpeval.studies.runner import report_study, run_study
 
 HIGH_SPEED = [v for v in t.VARIANTS if v != t.LEGACY]
 
 
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
-    store = os.environ.get("TENGIG_QUICK_STORE") or tmp_path_factory.mktemp("tengig")
-    run_study("tengig", "quick", store)
-    report_study("tengig", store)
+    report = study_report("tengig", tmp_path_factory, "TENGIG_QUICK_STORE")
     names = ("responsiveness", "fairness", "compatibility", "convergence")
-    return {n: pd.read_csv(f"{store}/report/{n}.csv") for n in names}
+    return {n: pd.read_csv(report / f"{n}.csv") for n in names}
 
 
 def _means(tables, rtt, drop) -> pd.Series:
@@ -49,7 +47,7 @@ def test_bic_leads_on_the_lossy_short_path(tables, drop):
     assert m["bic"] > 1.2 * m[["reno", "cubic", "htcp"]].max()
 
 
-@pytest.mark.xfail(strict=True, reason="quick run: every variant is below 0.06 Gbit/s at "
+@on_quick("tengig", "quick run: every variant is below 0.06 Gbit/s at "
                    "1e-2 and 6.2 ms, as a window of ~12 packets allows; the paper's 2.3 Gbit/s "
                    "for BIC needs a ~1200-packet window at 1% loss (docs/studies/tengig.md)")
 def test_bic_leads_at_one_percent_loss_and_6ms(tables):
@@ -64,7 +62,7 @@ def test_cubic_is_reno_on_the_short_path(tables):
     assert abs(m["cubic"] - m["reno"]) < 0.15 * m["reno"]
 
 
-@pytest.mark.xfail(strict=True, reason="quick run: H-TCP stays Reno-like at 6.2 ms (Linux's "
+@on_quick("tengig", "quick run: H-TCP stays Reno-like at 6.2 ms (Linux's "
                    "RTT scaling divides its increase by 10 below 10 ms, and 1e-6 drops come "
                    "about every second) and 10 s runs leave Reno its slow-start throughput")
 def test_reno_trails_every_high_speed_variant_once_loss_meets_delay(tables):
@@ -87,8 +85,8 @@ def test_two_flows_of_a_variant_share_the_short_path_fairly(tables):
     assert (f["jain"] > 0.99).all() and (f["total_gbps"] > 9.0).all()
 
 
-EVEN_SPLIT = pytest.mark.xfail(
-    strict=True, reason="quick run: CUBIC and Reno split about evenly within 10 s at 12.2 and "
+EVEN_SPLIT = on_quick(
+    "tengig", "quick run: CUBIC and Reno split about evenly within 10 s at 12.2 and "
     "24.2 ms (CUBIC's share 0.485 and 0.489), the split set by the slow-start exit; the other "
     "variants take 0.67-0.98. Over the full profile's 900 s CUBIC takes 0.76 and 0.83, as the "
     "paper says (docs/studies/tengig.md)")
@@ -126,7 +124,7 @@ def test_convergence_on_the_short_path_is_immediate(tables):
     assert (c[c.rtt_ms == 0.2]["tc_mean_s"] <= 2.5).all()
 
 
-@pytest.mark.xfail(strict=True, reason="quick run: a Reno newcomer pushed down to a small "
+@on_quick("tengig", "quick run: a Reno newcomer pushed down to a small "
                    "share has a small absolute spread; 8 s after the start is too short to "
                    "see the paper's retransmission effects")
 def test_convergence_with_reno_involved_is_less_stable(tables):

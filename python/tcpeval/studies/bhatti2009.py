@@ -104,8 +104,8 @@ def _series(flows: pd.DataFrame, flow: int, start: float) -> np.ndarray:
 
 
 def report(results: dict[str, dict], profile: str, flows_of) -> dict:
-    grid, stats = grid_and_stats(results, profile, flows_of)
-    agree = agreement(stats)
+    grid, stats, rep_means = grid_and_stats(results, profile, flows_of)
+    agree = agreement(stats, rep_means)
     figures = {f"fig{n}_{col}": _heatmaps(grid, col, label)
                for n, col, label in ((3, "self_flow2_mbps", "flow 2 throughput, self (Mbit/s)"),
                                      (4, "flow2_nru_db", "flow-NRU of flow 2 (dB)"),
@@ -116,8 +116,8 @@ def report(results: dict[str, dict], profile: str, flows_of) -> dict:
 
 
 def grid_and_stats(results: dict[str, dict], profile: str, flows_of):
-    """The RTT x buffer grid (each repetition's throughput and NRUs, averaged)
-    and the captions' statistics over it."""
+    """The RTT x buffer grid (each repetition's throughput and NRUs, averaged),
+    the captions' statistics over it, and each repetition's mean over the grid."""
     p = PROFILES[profile]
     rows = []
     for rtt in p["rtts"]:
@@ -140,7 +140,18 @@ def grid_and_stats(results: dict[str, dict], profile: str, flows_of):
                                     "system_nru_db": metrics.system_nru([nru1, nru2])})
                     rows.append(row)
     grid = _grid(pd.DataFrame(rows))
-    return grid, _caption_stats(grid)
+    return grid, _caption_stats(grid), _rep_means(pd.DataFrame(rows))
+
+
+def _rep_means(rows: pd.DataFrame) -> dict[tuple[str, str], list[float]]:
+    """(variant, metric) -> each repetition's mean over the grid: their mean is
+    the caption's mean over the averaged grid (with every cell present), and
+    their spread gives its confidence interval. The minimum, maximum and std of
+    the averaged grid have no such decomposition: they get no interval."""
+    rows = rows.reindex(columns=[*CELL, "rep", *METRICS]).astype({m: float for m in METRICS})
+    means = rows.groupby(["variant", "rep"])[list(METRICS)].mean()
+    return {(v, col): means.loc[v, col].dropna().tolist()
+            for v in means.index.get_level_values(0).unique() for col in METRICS}
 
 
 def newreno_is_fair_to_itself(stats: pd.DataFrame) -> bool:
@@ -184,17 +195,23 @@ def _caption_stats(grid: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def agreement(stats: pd.DataFrame) -> pd.DataFrame:
-    """Every caption number beside ours (the same statistic over our grid)."""
+def agreement(stats: pd.DataFrame, rep_means: dict | None = None) -> pd.DataFrame:
+    """Every caption number beside ours (the same statistic over our grid); a
+    mean is the mean of the repetitions' means, with their t-interval."""
     ours = stats.set_index(["variant", "metric"]) if len(stats) else None
     rows = []
     for (v, col), paper in _captions().items():
         have = ours is not None and (v, col) in ours.index
         for stat in STATS:
-            if paper[stat] is not None:
+            if paper[stat] is None:
+                continue
+            what = (f"{col} {v}: {stat} over the grid", paper["source"], paper[stat])
+            if stat == "mean" and rep_means and rep_means.get((v, col)):
+                rows.append(protocol.compare(*what, tolerance=paper["tolerance"],
+                                             samples=rep_means[(v, col)]))
+            else:
                 rows.append(protocol.compare(
-                    f"{col} {v}: {stat} over the grid", paper["source"], paper[stat],
-                    ours.loc[(v, col), stat] if have else None, paper["tolerance"]))
+                    *what, ours.loc[(v, col), stat] if have else None, paper["tolerance"]))
     return protocol.agreement(rows)
 
 

@@ -222,7 +222,8 @@ def erratic_row(traces: dict[str, pd.DataFrame], profile: str) -> dict:
     return protocol.compare(
         "table5: Fast TCP's cwnd is the most erratic with reverse traffic (its cwnd CoV over "
         "the larger of Standard and HighSpeed TCP's)", "Section V-E, Fig. 8 and conclusions",
-        "> 1", ours, "0", runs=len(PROTOCOLS) if ours is not None else None)
+        "> 1", ours, "0", runs=len(PROTOCOLS) if ours is not None else None,
+        kind="distinctive")
 
 
 def _cwnd_figure(fig_id: str, traces: dict[str, pd.DataFrame]):

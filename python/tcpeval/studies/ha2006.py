@@ -337,7 +337,7 @@ def claims_table(tables: dict[str, pd.DataFrame], p: dict) -> pd.DataFrame:
         except (KeyError, ValueError, IndexError):
             value = math.nan  # the profile lacks the protocols or runs the claim needs
         rows.append(protocol.compare(claim["claim"], claim["source"], claim["paper"], value,
-                                     claim["tolerance"]))
+                                     claim["tolerance"], kind=claim["kind"]))
     return protocol.agreement(rows)
 
 

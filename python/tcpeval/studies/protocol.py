@@ -22,13 +22,19 @@ from importlib import resources
 from .._lazy import LazyModule
 
 pd = LazyModule("pandas")
+metrics = LazyModule("tcpeval.metrics")
 
-# The agreement table's columns, the same in every study: what is compared, where
-# the paper gives it, the paper's value (a number, a range or a bound), ours, how
-# far ours lies outside the paper's value, the tolerance, the verdict, and how many
-# runs back ours.
-AGREEMENT_COLUMNS = ("quantity", "source", "paper", "ours", "difference", "tolerance",
-                     "agrees", "runs")
+# The agreement table's columns, the same in every study: what is compared, its
+# kind (below), where the paper gives it, the paper's value (a number, a range or a
+# bound), ours (the mean over repetitions) with its 95% Student-t interval (empty
+# with one run), how far ours lies outside the paper's value, the tolerance, the
+# rule that gives the verdict, the verdict, and how many runs back ours.
+AGREEMENT_COLUMNS = ("quantity", "kind", "source", "paper", "ours", "ci_low", "ci_high",
+                     "difference", "tolerance", "rule", "agrees", "runs")
+# A distinctive row is a number or an ordering the paper argues from; a bound row
+# checks saturation or an at-most/at-least limit that many designs would meet.
+KINDS = ("distinctive", "bound")
+CONFIDENCE = 0.95
 # Ours agrees with a published number when within 10% of it (of the nearer end of
 # a range or bound) unless the study's data give another tolerance.
 DEFAULT_TOLERANCE = "10%"
@@ -150,27 +156,81 @@ def agrees(ours: float, paper: Published, tolerance=None) -> bool | None:
     return bool(above and below)
 
 
-def compare(quantity: str, source: str, paper, ours, tolerance=None, runs=None) -> dict:
+def default_kind(paper) -> str:
+    """A one-sided bound ("<= 1", "> 0.9") is a bound row, a number or a range
+    distinctive; studies tag orderings ("< 0": lower with background) and
+    saturation values themselves."""
+    p = Published.parse(paper)
+    return "bound" if math.isinf(p.low) or math.isinf(p.high) else "distinctive"
+
+
+def rule(paper, tolerance=None) -> str:
+    """The verdict's rule as the interval ours must lie in: the paper's value
+    widened by the tolerance (relative: of the end it widens)."""
+    p = Published.parse(paper)
+    rel, tol = tolerance_of(tolerance)
+    parts = []
+    if math.isfinite(p.low):
+        lo = p.low - tol - rel * abs(p.low)
+        parts.append(f"{lo:.4g} {'<' if p.low_open else '<='} ")
+    parts.append("ours")
+    if math.isfinite(p.high):
+        hi = p.high + tol + rel * abs(p.high)
+        parts.append(f" {'<' if p.high_open else '<='} {hi:.4g}")
+    return "".join(parts)
+
+
+def compare(quantity: str, source: str, paper, ours=None, tolerance=None, runs=None, *,
+            samples=None, kind: str | None = None) -> dict:
     """One row of an agreement table: the paper's value (as written), ours, how far
-    ours lies outside it (0 inside), the tolerance and the verdict."""
+    ours lies outside it (0 inside), the tolerance, the rule and the verdict.
+    `samples`: ours per repetition; ours is then their mean with a 95% t-interval
+    (none from a single run) and runs their count. `kind`: distinctive or bound
+    (default_kind when None)."""
+    low = high = math.nan
+    if samples is not None:
+        agg = metrics.aggregate(samples, CONFIDENCE)
+        ours, runs = (agg["mean"] if agg["n"] else None), (agg["n"] or None)
+        if agg["n"] > 1:
+            low, high = agg["mean"] - agg["ci"], agg["mean"] + agg["ci"]
+    kind = kind or default_kind(paper)
+    if kind not in KINDS:
+        raise ValueError(f"kind {kind!r} of {quantity!r}: allowed {', '.join(KINDS)}")
     value = math.nan if ours is None else float(ours)
     p = Published.parse(paper)
-    return {"quantity": quantity, "source": source, "paper": str(paper), "ours": value,
+    return {"quantity": quantity, "kind": kind, "source": source, "paper": str(paper),
+            "ours": value, "ci_low": low, "ci_high": high,
             "difference": value - p.nearest(value), "tolerance":
                 str(DEFAULT_TOLERANCE if tolerance in (None, "") else tolerance),
-            "agrees": agrees(value, p, tolerance), "runs": runs}
+            "rule": rule(paper, tolerance), "agrees": agrees(value, p, tolerance),
+            "runs": runs}
 
 
 def agreement(rows: list[dict]) -> pd.DataFrame:
     """The agreement table from `compare` rows (nullable verdicts and run counts)."""
     df = pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
-    return df.astype({"ours": float, "difference": float, "agrees": "boolean",
-                      "runs": "Int64"})
+    return df.astype({"ours": float, "ci_low": float, "ci_high": float,
+                      "difference": float, "agrees": "boolean", "runs": "Int64"})
+
+
+def counts(table: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """kind -> (rows ours agrees with, rows judged), from the table."""
+    out = {}
+    for kind in KINDS:
+        verdicts = table.loc[table["kind"] == kind, "agrees"].dropna()
+        out[kind] = (int(verdicts.sum()), len(verdicts))
+    return out
 
 
 def agreement_note(table: pd.DataFrame) -> str:
-    """How many published values ours agrees with, counted from the table."""
+    """How many published values ours agrees with, distinctive and bound rows
+    counted apart, from the table."""
+    c = counts(table)
     judged = table["agrees"].notna()
-    return (f"Agreement: ours agrees with {int(table['agrees'][judged].sum())} of "
-            f"{int(judged.sum())} published values compared ({len(table)} listed; "
-            "tolerances in the agreement table).")
+    one_run = int(((table["runs"] == 1) & judged).sum())
+    return (f"Agreement: distinctive rows (numbers or orderings the paper argues from) "
+            f"{c['distinctive'][0]} of {c['distinctive'][1]}; bound rows (saturation, "
+            f"at-most/at-least checks) {c['bound'][0]} of {c['bound'][1]} "
+            f"({int(judged.sum())} judged of {len(table)} listed; rules and tolerances in "
+            f"the agreement table; ours is the mean over repetitions with a 95% t-interval, "
+            f"none for the {one_run} judged rows backed by one run).")

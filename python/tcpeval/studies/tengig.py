@@ -312,7 +312,7 @@ def agreement(tables: dict) -> pd.DataFrame:
         rows.append(protocol.compare(
             f"{r['table']}: {r['variant']} {r['metric']}, {r['rtt_ms']:g} ms{drop}",
             r["source"], r["paper"], _ours(tables, *where, r["metric"]), r["tolerance"],
-            None if math.isnan(runs) else int(runs)))
+            None if math.isnan(runs) else int(runs), kind=r["kind"]))
     return protocol.agreement(rows)
 
 
