@@ -41,7 +41,7 @@ def test_background_runs_both_ways_with_64kb_windows():
     # The scenario model's own default window is the paper's 64 KB.
     from tcpeval.scenario import LongLived, Web
 
-    assert LongLived().window == Web().window == "64KB"
+    assert LongLived().window == Web().window == 64_000  # "64KB", parsed
 
 
 def test_pair_designs():

@@ -1,0 +1,230 @@
+"""The scenario's schema: one pydantic model per table of a scenario file."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .. import traffic
+from ..cc_names import available_algorithms
+from ..constants import DELACK_TIMEOUT_S, INITIAL_CWND, MTU_BYTES
+from ..units import MAX_BUFFER_PKTS, parse_time
+from .fields import BufferSize, PositiveTime, Rate, RateOrShare, Size, Time, Window, _parsed
+from .limits import MAX_FLOWS, MAX_INITIAL_CWND
+
+
+class _Model(BaseModel):
+    # strict: booleans are not numbers and floats not whole numbers. Defaults are
+    # written as in a scenario file ("100Mbps") and parsed like a value.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True,
+                              allow_inf_nan=False, validate_default=True)
+
+
+class Red(_Model):
+    """RED thresholds (packets, so bounded like a buffer), EWMA weight, maximum
+    drop probability; the engine checks the values (`resolve`)."""
+
+    min_th: float | None = Field(None, le=MAX_BUFFER_PKTS)
+    max_th: float | None = Field(None, le=MAX_BUFFER_PKTS)
+    w_q: float | None = None
+    max_p: float | None = None
+    gentle: bool | None = None
+
+
+class Hop(_Model):
+    rate: Rate
+    delay: Time = 0.0
+    buffer: BufferSize = "1bdp"
+    reverse_buffer: BufferSize | None = None
+    queue: str = "droptail"
+    loss: float = Field(0.0, ge=0.0, lt=1.0)
+    red: Red = Red()
+
+
+class Network(_Model):
+    bottleneck: Rate = "100Mbps"
+    rtt: Time = "100ms"
+    buffer: BufferSize = "1bdp"
+    reverse_buffer: BufferSize | None = None
+    queue: str = "droptail"
+    loss: float = Field(0.0, ge=0.0, lt=1.0)
+    bottleneck_delay: Time = 0.0
+    access_rate: Rate | None = None
+    red: Red = Red()
+    hops: list[Hop] | None = None
+
+
+class Flow(_Model):
+    cc: str = "reno"
+    count: int = Field(1, ge=1, le=MAX_FLOWS)
+    streams: int = Field(1, ge=1, le=1024)
+    start: float | list[float] = 0.0
+    start_jitter: Time = 0.0
+    send_overhead: Time = 0.0
+    stop: Time | None = None
+    rtt: Time | None = None
+    max_window: Window | None = None
+    bytes: Size | None = None
+    sack: bool = True
+    delayed_ack: bool = True
+    delack_timeout: Time = DELACK_TIMEOUT_S
+    initial_cwnd: int = Field(INITIAL_CWND, ge=1, le=MAX_INITIAL_CWND)
+    mtu: int = Field(MTU_BYTES, ge=576, le=65535)
+    mss: int | None = Field(None, ge=1, le=65535)
+    params: dict[str, Any] = {}
+    direction: str = "forward"
+    path: list[Annotated[int, Field(ge=0)]] | None = None
+    txqueuelen: int | None = Field(None, ge=1, le=MAX_BUFFER_PKTS)
+    label: str | None = None
+
+    @field_validator("start", mode="before")
+    @classmethod
+    def _start(cls, v):
+        parse = _parsed(parse_time)
+        return [parse(item) for item in v] if isinstance(v, list) else parse(v)
+
+
+class Udp(_Model):
+    rate: RateOrShare
+    amplitude: RateOrShare = 0.0
+    period: PositiveTime = "60s"
+    phase: float = Field(0.0, ge=-1e6, le=1e6)
+    start: Time = 0.0
+    stop: Time | None = None
+    packet: int = Field(MTU_BYTES, ge=29, le=65535)
+    direction: str = "forward"
+    path: list[Annotated[int, Field(ge=0)]] | None = None
+    rtt: Time | None = None
+
+
+class RttDist(_Model):
+    """Per-flow RTTs of background traffic."""
+
+    kind: str = "fixed"
+    value: PositiveTime = "100ms"
+    low: PositiveTime = "10ms"
+    high: PositiveTime = "300ms"
+    median: PositiveTime = "80ms"
+    # A lognormal sigma above 3 spreads RTTs over 10^15 (past any time bound).
+    sigma: float = Field(0.8, gt=0, le=3)
+    file: str | None = None
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, v: str) -> str:
+        kinds = ("fixed", "uniform", "lognormal", "empirical")
+        if v not in kinds:
+            raise ValueError(f"unknown RTT distribution {v!r}; allowed: {', '.join(kinds)}")
+        return v
+
+    def model(self, base_dir: Path | None) -> traffic.RttModel:
+        if self.kind == "empirical":
+            if not self.file:
+                raise ValueError("an empirical RTT distribution needs `file` "
+                                 "(a CSV of rtt_ms[,weight])")
+            path = Path(self.file)
+            if base_dir and not path.is_absolute():
+                path = base_dir / path
+            return traffic.RttModel.from_csv(path)
+        return traffic.RttModel(kind=self.kind, value_ms=self.value * 1e3,
+                                low_ms=self.low * 1e3, high_ms=self.high * 1e3,
+                                median_ms=self.median * 1e3, sigma=self.sigma)
+
+
+def _known_cc(v: str) -> str:
+    """Background flows are made when the run starts, so their algorithm is
+    checked against the engine's names here."""
+    known = available_algorithms()
+    if v not in known:
+        raise ValueError(f"unknown algorithm {v!r}; allowed: {', '.join(known)}")
+    return v
+
+
+@functools.cache
+def _directions() -> list[str]:
+    """The directions of a stream, from the engine's schema."""
+    from .. import _sim
+
+    flow = json.loads(_sim.config_schema())["definitions"]["FlowConfig"]
+    return flow["properties"]["direction"]["enum"]
+
+
+def _known_direction(v: str) -> str:
+    if v not in _directions():
+        raise ValueError(f"unknown direction {v!r}; allowed: {', '.join(_directions())}")
+    return v
+
+
+class LongLived(_Model):
+    count: int = Field(0, ge=0, le=MAX_FLOWS)
+    cc: str = "reno"
+    window: Window = "64KB"
+    direction: str = "forward"
+    jitter: Time = "5s"
+    rtt: RttDist = RttDist()
+
+    _cc = field_validator("cc")(_known_cc)
+    _direction = field_validator("direction")(_known_direction)
+
+
+class Sizes(_Model):
+    # ln(bytes) of the lognormal body: e^40 is past any size bound, and a larger
+    # mu or sigma overflows the mean.
+    mu: float = Field(traffic.SURGE_BODY_MU, ge=-40, le=40)
+    sigma: float = Field(traffic.SURGE_BODY_SIGMA, gt=0, le=10)
+    alpha: float = Field(traffic.SURGE_TAIL_ALPHA, gt=1)
+    k: Size = "133KB"
+    tail_fraction: float = Field(traffic.SURGE_TAIL_FRACTION, ge=0, le=1)
+    cap: Size = "100MB"
+
+    def model(self) -> traffic.SizeModel:
+        return traffic.SizeModel(mu=self.mu, sigma=self.sigma, alpha=self.alpha,
+                                 k=float(self.k), tail_fraction=self.tail_fraction,
+                                 cap=float(self.cap))
+
+
+class Web(_Model):
+    load: float = Field(0.0, ge=0.0, lt=1.0)
+    cc: str = "reno"
+    window: Window = "64KB"
+    direction: str = "forward"
+    start: Time = 0.0
+    stop: Time | None = None
+    sizes: Sizes = Sizes()
+    rtt: RttDist = RttDist()
+
+    _cc = field_validator("cc")(_known_cc)
+    _direction = field_validator("direction")(_known_direction)
+
+
+class Background(_Model):
+    long_lived: list[LongLived] = []
+    web: list[Web] = []
+
+
+class Run(_Model):
+    duration: PositiveTime = "60s"
+    interval: PositiveTime = "1s"
+    trace_interval: PositiveTime | None = None
+    measure_from: Time = 0.0
+    seed: int = Field(1, ge=0, lt=2**63)
+    backend: str = "sim"
+
+    @field_validator("backend")
+    @classmethod
+    def _backend(cls, v: str) -> str:
+        if v not in ("sim", "testbed"):
+            raise ValueError(f"unknown backend {v!r}; allowed: sim, testbed")
+        return v
+
+
+class Scenario(_Model):
+    network: Network = Network()
+    flows: list[Flow] = []
+    udp: list[Udp] = []
+    background: Background = Background()
+    run: Run = Run()
