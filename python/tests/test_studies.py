@@ -1,5 +1,6 @@
 """Studies (issue 8): every smoke profile runs and produces its tables and figures."""
 
+import html
 import re
 import subprocess
 import sys
@@ -8,7 +9,7 @@ import pandas as pd
 import pytest
 
 from tcpeval.studies import STUDIES
-from tcpeval.studies.runner import report_study, run_study
+from tcpeval.studies.runner import report_captions, report_study, run_study
 
 
 def svg_text(path) -> str:
@@ -29,6 +30,14 @@ def test_smoke_profile_produces_every_table_and_figure(smoke_store, name):
         df = pd.read_csv(path)
         assert len(df) and not df.select_dtypes("number").isna().all(axis=None), path.name
         assert f"<h2>{path.stem}</h2>" in page
+    # every table and figure has its caption from the study's data
+    captions = report_captions(name)
+    shown = parse_tables(page)
+    assert len(shown) == len(tables) and all(t["caption"] for t in shown)
+    assert {t["caption"] for t in shown} <= set(captions.values())
+    if name == "dalton2004":  # Table III's error probabilities as the paper prints them
+        table3, = [t for t in shown if t["caption"].startswith("TABLE III.")]
+        assert {"0", "1e-4", "1e-2"} <= {c for c, _ in table3["cells"]}
     pngs = sorted(rep_dir.glob("*.png"))
     assert pngs and all(p.stat().st_size > 1000 for p in pngs)
     # Each figure is also an SVG, and both say what was run.
@@ -37,6 +46,7 @@ def test_smoke_profile_produces_every_table_and_figure(smoke_store, name):
     assert all(f"study {name}, profile smoke" in p.read_text() for p in svgs)
     assert all(f"all {stats['total']} runs finished" in svg_text(p) for p in svgs)
     assert page.count("data:image/png;base64,") == len(pngs)
+    assert all(f"<figcaption>{html.escape(captions[p.stem])}" in page for p in pngs)
     # Re-running skips every finished cell.
     again = run_study(name, "smoke", store, workers=1)
     assert again["skipped"] == again["total"]
@@ -298,3 +308,64 @@ def test_dalton_fast_erratic_row_can_hold_or_fail(fast_swing, holds):
     row = d.erratic_row(traces, "smoke")
     assert row["ours"] == pytest.approx(fast_swing / 20.0) and row["agrees"] == holds
     assert d.erratic_row({"reno": traces["reno"]}, "smoke")["agrees"] is None
+
+
+class _Tables(__import__("html.parser").parser.HTMLParser):
+    """Each <table> of a page: its caption, headers and cells (with classes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self._where, self._cls = [], None, None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append({"caption": "", "headers": [], "cells": []})
+        elif tag in ("caption", "th", "td"):
+            self._where, self._cls = tag, dict(attrs).get("class")
+            if tag == "td":
+                self.tables[-1]["cells"].append(["", self._cls])
+
+    def handle_endtag(self, tag):
+        if tag in ("caption", "th", "td"):
+            self._where = None
+
+    def handle_data(self, data):
+        t = self.tables[-1] if self.tables else None
+        if self._where == "caption":
+            t["caption"] += data
+        elif self._where == "th":
+            t["headers"].append(data)
+        elif self._where == "td":
+            t["cells"][-1][0] += data
+
+
+def parse_tables(page: str) -> list[dict]:
+    p = _Tables()
+    p.feed(page)
+    return p.tables
+
+
+def test_report_table_prints_as_the_paper_does():
+    """Captions, units in the headers, 1e-4 (not 0.000), integers as integers,
+    and the difference coloured where ours breaks the rule or its interval
+    lies outside the paper's value."""
+    from tcpeval.studies import protocol
+    from tcpeval.studies.runner import html_table
+
+    df = pd.DataFrame({"p": [0.0, 1e-4, 1e-2], "buffer_pkts": [10, 50, 500],
+                       "ours_bw_mbps": [63.8687, 84.3331, 425.292], "ours_cwnd": [1.5, 2.25, 3]})
+    t, = parse_tables(html_table(df, "TABLE III. Performance [paper: TABLE III]"))
+    assert t["caption"] == "TABLE III. Performance [paper: TABLE III]"
+    assert t["headers"] == ["p", "buffer (packets)", "ours bw (Mbit/s)", "ours cwnd (packets)"]
+    assert [c for c, _ in t["cells"]] == ["0", "10", "63.87", "1.500", "1e-4", "50", "84.33",
+                                          "2.250", "1e-2", "500", "425.29", "3.000"]
+    rows = [protocol.compare("in", "T", "8.3", 8.0),
+            protocol.compare("out", "T", "8.3", 5.0),
+            protocol.compare("ci", "T", "2..2.1", samples=[2.28, 2.30, 2.32]),
+            protocol.compare("none", "T", "2", None)]
+    t, = parse_tables(html_table(protocol.agreement(rows), "Agreement"))
+    width = len(t["headers"])
+    diff = t["headers"].index("difference")
+    marks = [t["cells"][i * width + diff][1] for i in range(len(rows))]
+    assert marks == [None, "off", "ci-off", None]
+    assert t["cells"][3 * width + t["headers"].index("agrees")][0] == "-"

@@ -6,15 +6,19 @@ import base64
 import fnmatch
 import html
 import json
+import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+from .._lazy import LazyModule
 from ..report import _png
 from ..scenario import ScenarioError
 from ..store import Store
 from ..sweep import Plan, plan, run_plan
-from . import get
+from . import get, protocol
+
+pd = LazyModule("pandas")
 
 
 def plan_study(name: str, profile: str,
@@ -119,10 +123,10 @@ def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = 
              f"<p>Source: {study.SOURCE}. Profile <b>{meta['profile']}</b>; "
              f"{html.escape(what)}.</p>"]
     parts += [f"<p>{html.escape(n)}</p>" for n in rep.get("notes", [])]
+    captions = report_captions(name)
     for tname, df in rep["tables"].items():
         df.to_csv(out / f"{tname}.csv", index=False)
-        parts.append(f"<h2>{tname}</h2>" + df.to_html(index=False, float_format="%.3f",
-                                                        na_rep="-"))
+        parts.append(f"<h2>{tname}</h2>" + html_table(df, caption_of(captions, tname)))
     for fname, fig in rep.get("figures", {}).items():
         stamp(fig, f"tcpeval study {name}, profile {meta['profile']}: {what}")
         with plt.rc_context({"svg.fonttype": "none"}):  # text stays text (searchable)
@@ -130,13 +134,133 @@ def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = 
         data = _png(fig)
         (out / f"{fname}.png").write_bytes(base64.b64decode(data))
         parts.append(f'<figure><img alt="{fname}" src="data:image/png;base64,{data}">'
-                     f"<figcaption>{html.escape(fname)} (profile {meta['profile']}; "
-                     f"{html.escape(what)})</figcaption></figure>")
+                     f"<figcaption>{html.escape(caption_of(captions, fname))} (profile "
+                     f"{meta['profile']}; {html.escape(what)})</figcaption></figure>")
     page = ("<!doctype html><html><head><meta charset='utf-8'><title>"
             f"{html.escape(study.TITLE)}</title><style>body{{font-family:sans-serif;"
             "max-width:1000px;margin:2em auto}}table{{border-collapse:collapse}}"
             "td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}"
+            "caption{{caption-side:top;text-align:left;font-style:italic;padding:4px 0}}"
+            "td.off{{background:#f4c7c3}}td.ci-off{{background:#fce8b2}}"
             "img{{max-width:100%}}</style></head><body>" + "\n".join(parts) + "</body></html>\n")
     index = out / "index.html"
     index.write_text(page)
     return index
+
+
+# ----- the report's tables, as a reader sees them -------------------------------------------
+
+# Unit suffixes of column names (rtt_ms, flow2_nru_db_rep_std) and how a header
+# writes them.
+UNITS = {"mbps": "Mbit/s", "gbps": "Gbit/s", "ms": "ms", "s": "s", "db": "dB",
+         "pkts": "packets"}
+
+
+def report_captions(study: str) -> dict[str, str]:
+    """item (table or figure name) -> its caption with its source in the paper,
+    from data/<study>/report_captions.csv."""
+    return {r["item"]: r["caption"] if r["source"] == "tcpeval" else
+            f"{r['caption']} [paper: {r['source']}]"
+            for r in protocol.published(study, "report_captions")}
+
+
+def caption_of(captions: dict[str, str], item: str) -> str:
+    if item not in captions:
+        raise KeyError(f"{item}: no caption in the study's data/report_captions.csv")
+    return captions[item]
+
+
+def header(column: str) -> str:
+    """A column's header with its unit: rtt_ms -> "rtt (ms)", buffer_pct_bdp ->
+    "buffer (% BDP)", ours_cwnd -> "ours cwnd (packets)"."""
+    words, unit = [], None
+    tokens = column.split("_")
+    for i, tok in enumerate(tokens):
+        if tok == "pct" and tokens[i + 1:i + 2] == ["bdp"]:
+            unit = "% BDP"
+        elif tok == "bdp" and unit == "% BDP":
+            continue
+        elif i > 0 and tok in UNITS and unit is None:
+            unit = UNITS[tok]
+        else:
+            words.append(tok)
+    if unit is None and "cwnd" in words:
+        unit = "packets"
+    name = " ".join(words)
+    return f"{name} ({unit})" if unit else name
+
+
+def short(x: float) -> str:
+    """A small number as papers print it: 1e-4, 2.5e-3 (not 0.000)."""
+    mantissa, exponent = f"{x:.1e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def column_format(values) -> callable:
+    """How one column's numbers print: integers as integers; a column with
+    numbers below 1e-3 (probabilities) in the paper's 1e-4 form below 0.1; one
+    spanning three decades or more with 4 significant digits each; otherwise 4
+    significant digits of its typical value (at most 3 decimals), the same
+    decimals down the column."""
+    x = [float(v) for v in values if _is_number(v) and math.isfinite(float(v))]
+    if not x:
+        return str
+    if all(v == round(v) for v in x) and max(abs(v) for v in x) < 1e15:
+        return lambda v: f"{v:.0f}"
+    nonzero = sorted(abs(v) for v in x if v != 0)
+    if nonzero[0] < 1e-3:
+        return lambda v: short(v) if 0 < abs(v) < 0.1 else f"{v:.4g}"
+    if nonzero[-1] / nonzero[0] >= 1e3:
+        return lambda v: f"{v:.4g}"
+    typical = nonzero[len(nonzero) // 2]
+    decimals = min(3, max(0, 3 - math.floor(math.log10(typical))))
+    return lambda v: f"{v:.{decimals}f}"
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _missing(v) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+
+
+def _cell(v, fmt) -> str:
+    if _missing(v):
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return fmt(v) if _is_number(v) else str(v)
+
+
+def _outside(row: dict) -> str | None:
+    """How the difference cell of an agreement row is marked: "off" when ours
+    (the mean) breaks the rule, "ci-off" when it keeps the rule but its
+    confidence interval lies wholly outside the paper's value."""
+    if not _missing(row["agrees"]) and not row["agrees"]:
+        return "off"
+    low, high = row.get("ci_low"), row.get("ci_high")
+    if _missing(low) or _missing(high):
+        return None
+    paper = protocol.Published.parse(row["paper"])
+    return "ci-off" if high < paper.low or low > paper.high else None
+
+
+def html_table(df, caption: str) -> str:
+    """The table with its caption, headers with units and numbers formatted per
+    column; in an agreement table the difference is coloured when ours lies
+    outside the paper's value (its tolerance) or its interval does."""
+    fmts = {c: column_format(df[c].tolist()) for c in df.columns}
+    agreement = "difference" in df.columns and "agrees" in df.columns
+    head = "".join(f"<th>{html.escape(header(str(c)))}</th>" for c in df.columns)
+    rows = []
+    for rec in df.astype(object).to_dict("records"):
+        mark = _outside(rec) if agreement else None
+        cells = []
+        for c in df.columns:
+            cls = f' class="{mark}"' if mark and c == "difference" else ""
+            cells.append(f"<td{cls}>{html.escape(_cell(rec[c], fmts[c]))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (f"<table><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
