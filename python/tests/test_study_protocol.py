@@ -144,3 +144,17 @@ def test_every_report_has_the_agreement_table_and_its_count(name):
     table = rep["tables"]["agreement"]
     assert tuple(table.columns) == protocol.AGREEMENT_COLUMNS
     assert protocol.agreement_note(table) in rep["notes"]
+
+
+def test_a_designs_stack_is_one_field_and_reaches_every_run():
+    """Issue 30 goal 1 switches a study to its paper's stack by setting
+    Design.stack; today every design keeps the engine's default."""
+    from dataclasses import replace
+
+    cell = protocol.Cell("c", {"flows": [{"cc": "reno"}]}, {"kind": "x"})
+    d = protocol.Design([cell], seeds=(1, 2))
+    assert "stack" not in d.sweep(cell)
+    assert replace(d, stack="linux-2.6.22").sweep(cell)["stack"] == "linux-2.6.22"
+    assert all(STUDIES[n].design("smoke").stack is None for n in STUDIES)
+    assert {STUDIES[n].PAPER_STACK for n in STUDIES} == {
+        "linux-2.4", "linux-2.6.22", "linux-3.16", "linux-2.6.13", "ns2"}

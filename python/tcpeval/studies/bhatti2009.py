@@ -30,6 +30,10 @@ metrics = LazyModule("tcpeval.metrics")
 NAME = "bhatti2009"
 TITLE = "Bhatti & Bateman 2009: on-path buffering and TCP fairness (NRU)"
 SOURCE = "seed 001"
+# The stack the paper ran: Linux 2.6.22.6 senders and receivers (seed 001, section 3).
+# Not yet the design's: Design.stack stays None until the engine's era stacks are
+# wired (issue 30 goal 1).
+PAPER_STACK = "linux-2.6.22"
 
 VARIANTS = ("newreno", "bic", "cubic", "compound")
 # The figures' values, and the columns that name a cell of the grid.

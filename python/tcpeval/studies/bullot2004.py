@@ -50,6 +50,11 @@ metrics = LazyModule("tcpeval.metrics")
 NAME = "bullot2004"
 TITLE = "Bullot, Cottrell & Hughes-Jones 2004: advanced TCP stacks on production paths"
 SOURCE = "seed 000"
+# The stack the paper ran: vanilla Linux 2.4.19-2.4.22 with each stack's patch (seed 000,
+# section 3).
+# Not yet the design's: Design.stack stays None until the engine's era stacks are
+# wired (issue 30 goal 1).
+PAPER_STACK = "linux-2.4"
 
 # Table 1's column order; Tables 2 and 3 drop Reno; Table 4 drops Reno too.
 STACKS = {"reno": "TCP Reno", "ptcp": "P-TCP", "scalable": "S-TCP", "fast": "Fast TCP",

@@ -26,6 +26,10 @@ pd = LazyModule("pandas")
 NAME = "dalton2004"
 TITLE = "Dalton & Isen 2004: standard, HighSpeed and FAST TCP in ns-2"
 SOURCE = "seed 004"
+# The stack the paper ran: ns-2's own TCP agents (seed 004, section III).
+# Not yet the design's: Design.stack stays None until the engine's era stacks are
+# wired (issue 30 goal 1).
+PAPER_STACK = "ns2"
 
 PROTOCOLS = {"reno": "Standard TCP", "highspeed": "HighSpeed TCP", "fast": "Fast TCP"}
 PROFILES = {

@@ -37,6 +37,10 @@ metrics = LazyModule("tcpeval.metrics")
 NAME = "ha2006"
 TITLE = "Ha, Kim, Le, Rhee & Xu 2006: high-speed TCP variants with and without background traffic"
 SOURCE = "seed 003"
+# The stack the paper ran: a modified Linux 2.6.13 (seed 003, section 3; FAST on 2.4).
+# Not yet the design's: Design.stack stays None until the engine's era stacks are
+# wired (issue 30 goal 1).
+PAPER_STACK = "linux-2.6.13"
 
 PROTOCOLS = {"bic": "BIC", "cubic": "CUBIC", "fast": "FAST", "highspeed": "HSTCP",
              "htcp": "H-TCP", "scalable": "STCP", "reno": "Reno"}

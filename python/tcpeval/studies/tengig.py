@@ -52,6 +52,10 @@ metrics = LazyModule("tcpeval.metrics")
 NAME = "tengig"
 TITLE = "10G evaluation of Reno, Scalable, HighSpeed, H-TCP, BIC and CUBIC"
 SOURCE = "seed 002"
+# The stack the paper ran: Ubuntu 14.04.1's Linux 3.16 (seed 002, section IV).
+# Not yet the design's: Design.stack stays None until the engine's era stacks are
+# wired (issue 30 goal 1).
+PAPER_STACK = "linux-3.16"
 
 VARIANTS = ("reno", "scalable", "highspeed", "bic", "cubic", "htcp")
 LEGACY = "reno"
