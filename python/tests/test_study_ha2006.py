@@ -211,6 +211,19 @@ def test_ha2006_page_counts_come_from_its_tables():
     full, total, quick = (NUMBERS[w.lower()] for w in said.groups())
     assert (full, total) == counts["full"] and quick == counts["quick"][0]
     assert counts["quick"][1] == total
+    # the full profile's verdicts by kind (claims.csv), as the page states them
+    kind = {c["claim"]: c["kind"] for c in h.claims()}
+    lines = page[page.index("### The paper's statements beside ours"):].splitlines()
+    rows = [r.strip("|").split("|") for r in lines if r.startswith("| ") and r[2:3].isdigit()]
+    by_kind = {"distinctive": [0, 0], "bound": [0, 0]}
+    for r in rows[:total]:
+        k = kind[r[1].strip()]
+        by_kind[k][0] += r[-1].strip().startswith("yes")
+        by_kind[k][1] += 1
+    said = re.search(r"the paper argues from\) (\d+) of (\d+) hold, bound rows \(.*?\) "
+                     r"(\d+) of (\d+)\.", page, re.S)
+    assert said and [int(x) for x in said.groups()] == [*by_kind["distinctive"],
+                                                        *by_kind["bound"]]
 
 
 def test_page_counts_see_a_changed_verdict():

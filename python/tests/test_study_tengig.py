@@ -2,6 +2,7 @@
 text publishes has a cell, and the analysis on small hand-computed inputs."""
 
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -185,3 +186,45 @@ def test_report_of_a_store_with_no_finished_runs_has_every_table_and_figure():
     # One efficiency figure per RTT of the profile (0.2 and 6.2 ms: Figures 4b, 5b).
     assert {"fig4b_efficiency_0.2ms", "fig5b_efficiency_6.2ms"} <= set(rep["figures"])
     assert any("not comparable" in n for n in rep["notes"])
+
+
+def _five_repetition_verdicts(page: str) -> list[tuple[tuple, str]]:
+    """((table, variant, rtt, drop, metric, paper), verdict) of each row of the
+    page's five-repetition table of published numbers."""
+    lines = page.splitlines()
+    start = next(i for i, line in enumerate(lines)
+                 if line.startswith("| figure data") and "five repetitions" in line)
+    out = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        c = [x.strip() for x in line.strip("|").split("|")]
+        drop = None if c[3] in ("", "-") else float(c[3])
+        paper = re.sub(r"^([\d.]+)-([\d.]+)$", r"\1..\2", c[5].replace(" ", ""))  # a range
+        out.append(((c[0], c[1], float(c[2]), drop, c[4], paper), c[-1]))
+    return out
+
+
+def test_tengig_page_counts_come_from_its_table():
+    """The page's counts (all rows, and distinctive and bound rows apart) are
+    those of its five-repetition table, each row's kind from published.csv."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs/studies/tengig.md").read_text()
+    kinds = {(r["table"], r["variant"], float(r["rtt_ms"]), r["drop_rate"], r["metric"],
+              str(r["paper"]).replace(" ", "")): r["kind"]
+             for r in published("tengig", "published")}
+    counts = {"distinctive": [0, 0], "bound": [0, 0]}
+    rows = _five_repetition_verdicts(page)
+    for key, verdict in rows:
+        kind = kinds[key]
+        counts[kind][1] += 1
+        counts[kind][0] += verdict == "yes"
+    agree = sum(v == "yes" for _, v in rows)
+    assert re.search(rf"{len(rows)} published\s+numbers agree with the first repetition, "
+                     rf"{agree} with the five-repetition means", page)
+    said = re.search(r"of the (\d+)\s+distinctive numbers \(those the paper argues from\) "
+                     r"(\d+) agree, of the (\d+)\s+bound\s+rows", page)
+    assert said and [int(x) for x in said.groups()] == [
+        counts["distinctive"][1], counts["distinctive"][0], counts["bound"][1]]
+    assert re.search(rf"checks\) {counts['bound'][0]} agree", page)
