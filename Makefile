@@ -7,9 +7,9 @@ STAMP   := $(VENV)/.tcpeval-setup
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
 .PHONY: setup demo test test-rust test-python browser testbed-deps ns2-deps bench crosscheck lint validate \
-	validate-studies clean
+	validate-studies clean bpf bpf-deps
 
-setup: $(STAMP)
+setup: $(STAMP) bpf
 
 $(VENV)/.deps: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -23,6 +23,43 @@ $(STAMP): $(VENV)/.deps $(RUST_SRC)
 		$(VENV)/bin/maturin develop --release -q
 	cargo build --release -q -p tcpeval-delayline
 	touch $@
+
+# The testbed's BPF congestion controls (python/tcpeval/testbed/bpf, issue 32):
+# built when clang, libbpf-dev and bpftool are there (installed when missing and
+# possible: root with apt), against this kernel's BTF; otherwise the testbed
+# says which algorithms it cannot offer and why. Up to date, this is a no-op.
+BPF_SRC_DIR := python/tcpeval/testbed/bpf
+BPF_OUT := target/bpf
+BPF_OBJ := $(patsubst $(BPF_SRC_DIR)/%.c,$(BPF_OUT)/%.bpf.o,$(wildcard $(BPF_SRC_DIR)/tcpeval_*.c))
+
+bpf: $(STAMP) bpf-deps
+	@if command -v clang >/dev/null && command -v bpftool >/dev/null \
+		&& [ -e /usr/include/bpf/bpf_helpers.h ] && [ -r /sys/kernel/btf/vmlinux ]; then \
+		$(MAKE) --no-print-directory -s $(BPF_OBJ); \
+	else echo "BPF congestion controls not built (needs clang, libbpf-dev, bpftool and /sys/kernel/btf/vmlinux)"; fi
+
+bpf-deps:
+	@for t in clang bpftool; do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	[ -e /usr/include/bpf/bpf_helpers.h ] || missing="$$missing libbpf-dev"; \
+	[ -z "$$missing" ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends $$missing) >/dev/null 2>&1 \
+		|| echo "not installed:$$missing (BPF congestion controls will not be built)"; }
+
+$(BPF_OUT)/vmlinux.h:
+	@mkdir -p $(BPF_OUT)
+	bpftool btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+# The simulator's parameter defaults; rewritten only when they change.
+$(BPF_OUT)/params.h: $(STAMP) $(BPF_SRC_DIR)/gen_params.py
+	@mkdir -p $(BPF_OUT)
+	$(VPY) -c "import tcpeval._sim as s; print(s.algorithm_params())" \
+		| $(PY) $(BPF_SRC_DIR)/gen_params.py > $@.tmp
+	@cmp -s $@.tmp $@ && rm $@.tmp && touch $@ || mv $@.tmp $@
+
+$(BPF_OUT)/%.bpf.o: $(BPF_SRC_DIR)/%.c $(BPF_SRC_DIR)/tcpeval_cc.h $(BPF_OUT)/vmlinux.h $(BPF_OUT)/params.h
+	clang -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_x86 -I $(BPF_OUT) -I $(BPF_SRC_DIR) \
+		-c $< -o $@
 
 demo: setup
 	$(VENV)/bin/tcpeval demo

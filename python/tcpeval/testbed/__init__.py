@@ -7,7 +7,9 @@ network namespaces.
   project's sender and sink (endpoint.py), measure (runner.py, counters.py),
   return the engine's result shape (results.py) with a validity verdict
   (gates.py); everything is torn down afterwards;
-- cleanup(): leftovers of a SIGKILLed run.
+- cleanup(): leftovers of a SIGKILLed run (namespaces, BPF algorithms);
+- kernel_cc: the kernel's own congestion controls and the project's BPF ones,
+  loaded for a run and unloaded after it.
 
 Facts about this machine kind come from shared/reference/linux-testbed.md (a
 probe of 2026-11-22): no netem, fq or red qdiscs; tbf/htb with pfifo/bfifo;
@@ -117,6 +119,7 @@ def check() -> dict:
         "root": os.geteuid() == 0,
         "cpus": os.cpu_count(),
         "congestion_controls": ccs,
+        "algorithms": _algorithm_offers(),
         "qdiscs": qdiscs,
         "netem": None if qdiscs is None else qdiscs.get("netem", False),
         "nfqueue": nfqueue,
@@ -136,6 +139,15 @@ def check() -> dict:
 
 
 TOOLS = ("ip", "tc", "ethtool", "iptables", "iptables-save")
+
+
+def _algorithm_offers() -> dict[str, dict]:
+    """Each simulator algorithm: built into the kernel, loadable as BPF, or
+    unavailable and why (kernel_cc.offers)."""
+    from ..cc_names import available_algorithms
+    from .kernel_cc import offers
+
+    return offers(list(available_algorithms()))
 
 
 def delay_line_path() -> str | None:
@@ -179,13 +191,18 @@ def refuse_reason(config: dict, caps: dict | None = None) -> str | None:
 
 
 def _refuse_flows(config: dict, caps: dict) -> str | None:
+    from .kernel_cc import kernel_name
+
     ccs = set(caps["congestion_controls"])
+    offers = caps.get("algorithms", {})
     flows = config["flows"]
     for i, f in enumerate(flows):
-        cc = "reno" if f["cc"] == "newreno" else f["cc"]
-        if cc not in ccs:
-            return (f"flows[{i}].cc: the kernel offers {', '.join(sorted(ccs)) or 'none'}, "
-                    f"not {f['cc']!r}; run it with --backend sim")
+        if kernel_name(f["cc"]) not in ccs and offers.get(f["cc"], {}).get("how") != "bpf":
+            bpf = sorted(k for k, v in offers.items() if v["how"] == "bpf")
+            why = offers.get(f["cc"], {}).get("why", "no BPF program is written for it")
+            return (f"flows[{i}].cc: the kernel offers {', '.join(sorted(ccs)) or 'none'}"
+                    f" and as BPF {', '.join(bpf) or 'none'}, not {f['cc']!r} ({why}); "
+                    "run it with --backend sim")
         if f.get("group") in ("web", "background"):
             return ("background: web and long-lived background traffic is not available on "
                     "the testbed; remove [background] or use --backend sim")
@@ -305,7 +322,8 @@ def owner_alive(ns: str) -> bool:
 
 def cleanup(prefix: str = PREFIX) -> tuple[list[str], list[str]]:
     """Remove leftovers of tcpeval runs (after a SIGKILL): every network namespace
-    whose name starts with the prefix (tcpe- or longer), and nothing else.
+    whose name starts with the prefix (tcpe- or longer), and, when no run is
+    left, the BPF congestion controls runs registered (struct_ops maps tcpe_*).
     Namespaces of a run whose process is still alive are kept. Processes still
     inside a leftover namespace are killed first (they would survive its
     deletion). Returns (removed, kept)."""
@@ -324,6 +342,11 @@ def cleanup(prefix: str = PREFIX) -> tuple[list[str], list[str]]:
                 os.kill(int(pid), signal.SIGKILL)
         if _run("ip", "netns", "del", ns):
             removed.append(ns)
+    if not any(ns.startswith(PREFIX) for ns in namespaces()):
+        # No run is live: BPF algorithms still registered were left by a killed one.
+        from .kernel_cc import MAP_PREFIX, unregister_all
+
+        removed += [f"{MAP_PREFIX}{name} (BPF struct_ops)" for name in unregister_all()]
     return removed, kept
 
 
@@ -331,7 +354,7 @@ def run_engine_config(config: dict) -> dict:
     """Run an engine config on the kernel and return the engine's result shape,
     with "backend": "testbed" and a "validity" verdict. Refuses (TestbedUnavailable)
     before anything starts when the kernel cannot run it."""
-    from . import gates, results
+    from . import gates, kernel_cc, results
     from .runner import Signals, measure, new_prefix
     from .topology import make_plan
 
@@ -342,7 +365,8 @@ def run_engine_config(config: dict) -> dict:
         if reason:
             raise TestbedUnavailable(reason)
         plan = make_plan(config, new_prefix(), delay_mode(config, caps), caps.get("delay_line"))
-        m = measure(plan)
+        with kernel_cc.loaded([f["cc"] for f in config["flows"]]):
+            m = measure(plan)
     raw = results.engine_result(plan, config, m)
     raw["validity"] = gates.evaluate(plan, raw, m)
     return raw
