@@ -369,3 +369,53 @@ def test_report_table_prints_as_the_paper_does():
     marks = [t["cells"][i * width + diff][1] for i in range(len(rows))]
     assert marks == [None, "off", "ci-off", None]
     assert t["cells"][3 * width + t["headers"].index("agrees")][0] == "-"
+
+
+def test_dalton_page_count_comes_from_its_tables():
+    """The page's count of agreeing published numbers is what the studies'
+    comparison rule gives on its own tables (paper beside ours)."""
+    from pathlib import Path
+
+    from tcpeval.studies.protocol import compare
+
+    lines = (Path(__file__).resolve().parents[2] / "docs/studies/dalton2004.md").read_text()
+    agree = total = 0
+    rows = lines.splitlines()
+    for i, line in enumerate(rows):
+        if line.startswith("| ") and "paper_bw_mbps" in line:
+            head = [c.strip() for c in line.strip("|").split("|")]
+            for r in rows[i + 2:]:
+                if not r.startswith("|"):
+                    break
+                cell = dict(zip(head, (c.strip() for c in r.strip("|").split("|")), strict=True))
+                for paper, ours in (("paper_bw_mbps", "ours_bw_mbps"), ("paper_cwnd", "ours_cwnd")):
+                    if cell[paper] not in ("", "-", "nan"):
+                        total += 1
+                        agree += bool(compare("x", "T", float(cell[paper]), float(cell[ours]))[
+                            "agrees"])
+    said = re.search(r"(\d+) of\s+the (\d+) published numbers agree within 10%", lines)
+    assert said and (int(said[1]), int(said[2])) == (agree, total)
+
+
+def test_bhatti_page_count_comes_from_its_table():
+    """The page's count of agreeing caption numbers is what the comparison rule
+    (each caption's tolerance) gives on its caption-statistics table."""
+    from pathlib import Path
+
+    from tcpeval.studies.protocol import compare, published
+
+    page = (Path(__file__).resolve().parents[2] / "docs/studies/bhatti2009.md").read_text()
+    tol = {(r["variant"], r["metric"]): r["tolerance"] for r in published("bhatti2009", "captions")}
+    lines = page.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| variant | metric | ours"))
+    agree = total = 0
+    for row in lines[start + 2:]:
+        if not row.startswith("|"):
+            break
+        v, m, ours, _, paper = (c.strip() for c in row.strip("|").split("|"))
+        numbers = [[float(x) for x in re.findall(r"-?\d+\.\d+", s)] for s in (ours, paper)]
+        for o, p in zip(*numbers, strict=False):  # min, mean, max and std where the paper has it
+            total += 1
+            agree += bool(compare("x", "T", p, o, tol[(v, m)])["agrees"])
+    said = re.search(r"(\d+) of the (\d+) caption numbers agree", page)
+    assert said and (int(said[1]), int(said[2])) == (agree, total)
