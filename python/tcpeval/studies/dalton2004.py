@@ -167,30 +167,50 @@ def report(results: dict[str, dict], profile: str, flows_of=None) -> dict:
     traces = _traces(results, profile, flows_of)
     compared.append(erratic_row(traces.get("fig8", {}), profile))
     tables["agreement"] = protocol.agreement(compared)
-    figures = {"table1_bandwidth": _bars(tables["table1"])}
+    figures = {"tables_bandwidth": _bars(tables)}
     figures |= {f"{fig}_cwnd": _cwnd_figure(fig, traces.get(fig, {})) for fig in FIGURES}
     return {"tables": tables, "figures": figures,
             "notes": [__doc__.split("\n\n", 1)[1],
                       protocol.agreement_note(tables["agreement"])]}
 
 
-def _bars(df: pd.DataFrame):
-    """Average bandwidth per protocol and flow count: paper and ours side by side."""
+TABLE_TITLES = {"table1": "Table I: number of flows", "table2": "Table II: bottleneck bandwidth",
+                "table3": "Table III: error probability", "table4": "Table IV: buffer and queue",
+                "table5": "Table V: reverse flows"}
+
+
+def _bars(tables: dict[str, pd.DataFrame]):
+    """Average bandwidth of every cell of Tables I-V, the paper's (ns-2) beside
+    ours, one panel per table (bars: the paper gives tables, not plots)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    labels = [f"{r.protocol.split()[0]}\n{r.flows} flow(s)" for r in df.itertuples()]
-    x = range(len(df))
-    ax.bar([i - 0.2 for i in x], df["paper_bw_mbps"], width=0.4, label="paper (ns-2)")
-    ax.bar([i + 0.2 for i in x], df["ours_bw_mbps"].fillna(0), width=0.4, label="tcpeval")
-    ax.set_xticks(list(x), labels, fontsize=7)
-    ax.set_ylabel("average bandwidth (Mbit/s)")
-    ax.set_title("Table I: performance under various numbers of flows")
-    ax.legend(fontsize=8)
+    fig, axes = plt.subplots(len(TABLES), 1, figsize=(9, 2.3 * len(TABLES)))
+    for ax, table in zip(axes, TABLES, strict=True):
+        df = tables[table]
+        axis_cols = list(df.columns[:list(df.columns).index("protocol")])
+        labels = [f"{r['protocol'].split()[0]}\n" + " ".join(_axis_label(r[c]) for c in axis_cols)
+                  for r in df.to_dict("records")]
+        x = range(len(df))
+        ax.bar([i - 0.2 for i in x], df["paper_bw_mbps"], width=0.4, label="paper (ns-2)")
+        ax.bar([i + 0.2 for i in x], df["ours_bw_mbps"].fillna(0), width=0.4, label="tcpeval")
+        ax.set_xticks(list(x), labels, fontsize=6)
+        ax.set_ylabel("Mbit/s", fontsize=8)
+        if table == "table2":  # 1 to 1000 Mbit/s
+            ax.set_yscale("log")
+        ax.set_title(f"{TABLE_TITLES[table]} ({', '.join(axis_cols)})", fontsize=8)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
     return fig
+
+
+def _axis_label(x) -> str:
+    """A cell's axis value as the paper writes it (1e-4, DropTail)."""
+    if isinstance(x, float):
+        return protocol.short(x) if 0 < x < 0.1 else f"{x:g}"
+    return {"droptail": "DT", "red": "RED"}.get(x, str(x))
 
 
 def _traces(results: dict, profile: str, flows_of) -> dict[str, dict[str, pd.DataFrame]]:

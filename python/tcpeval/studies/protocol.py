@@ -114,6 +114,13 @@ def published(study: str, table: str) -> list[dict]:
     return rows
 
 
+def short(x: float) -> str:
+    """A small number as papers print it: 1e-4, 2.5e-3 (not 0.000)."""
+    mantissa, exponent = f"{x:.1e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"
+
+
 # ----- comparison -------------------------------------------------------------------------
 
 

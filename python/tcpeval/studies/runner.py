@@ -190,13 +190,6 @@ def header(column: str) -> str:
     return f"{name} ({unit})" if unit else name
 
 
-def short(x: float) -> str:
-    """A small number as papers print it: 1e-4, 2.5e-3 (not 0.000)."""
-    mantissa, exponent = f"{x:.1e}".split("e")
-    mantissa = mantissa.rstrip("0").rstrip(".")
-    return f"{mantissa}e{int(exponent)}"
-
-
 def column_format(values) -> callable:
     """How one column's numbers print: integers as integers; a column with
     numbers below 1e-3 (probabilities) in the paper's 1e-4 form below 0.1; one
@@ -210,7 +203,7 @@ def column_format(values) -> callable:
         return lambda v: f"{v:.0f}"
     nonzero = sorted(abs(v) for v in x if v != 0)
     if nonzero[0] < 1e-3:
-        return lambda v: short(v) if 0 < abs(v) < 0.1 else f"{v:.4g}"
+        return lambda v: protocol.short(v) if 0 < abs(v) < 0.1 else f"{v:.4g}"
     if nonzero[-1] / nonzero[0] >= 1e3:
         return lambda v: f"{v:.4g}"
     typical = nonzero[len(nonzero) // 2]
