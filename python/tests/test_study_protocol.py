@@ -72,6 +72,10 @@ def test_ours_is_the_mean_over_repetitions_with_a_t_interval():
     one = compare("x", "T", "2", samples=[1.5])
     assert one["ours"] == 1.5 and one["runs"] == 1
     assert math.isnan(one["ci_low"]) and math.isnan(one["ci_high"])
+    # from the mean, std and count alone: the same interval
+    same = compare("x", "T", "2", 2.0, runs=3, spread=1.0)
+    assert (same["ci_low"], same["ci_high"]) == pytest.approx((row["ci_low"], row["ci_high"]))
+    assert math.isnan(compare("x", "T", "2", 2.0, runs=1, spread=0.5)["ci_low"])
     none = compare("x", "T", "2", samples=[])
     assert math.isnan(none["ours"]) and none["runs"] is None and none["agrees"] is None
 

@@ -228,3 +228,14 @@ def test_tengig_page_counts_come_from_its_table():
     assert said and [int(x) for x in said.groups()] == [
         counts["distinctive"][1], counts["distinctive"][0], counts["bound"][1]]
     assert re.search(rf"checks\) {counts['bound'][0]} agree", page)
+
+
+def test_a_mean_over_repetitions_gets_its_t_interval():
+    tables = _synthetic_tables()
+    resp = tables["responsiveness"]
+    tables["responsiveness"] = resp.assign(std_gbps=0.5)
+    pub = t.agreement(tables).set_index("quantity")
+    row = pub.loc["responsiveness: cubic mean_gbps, 6.2 ms, drop 1e-06"]
+    half = 2.776 * 0.5 / math.sqrt(5)  # t(0.975, 4 dof)
+    assert row["ci_high"] - row["ours"] == pytest.approx(half, rel=2e-3)
+    assert pub.loc[pub.index.str.startswith("fairness"), "ci_low"].isna().all()

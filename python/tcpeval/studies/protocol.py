@@ -197,18 +197,22 @@ def rule(paper, tolerance=None) -> str:
 
 
 def compare(quantity: str, source: str, paper, ours=None, tolerance=None, runs=None, *,
-            samples=None, kind: str | None = None) -> dict:
+            samples=None, spread: float | None = None, kind: str | None = None) -> dict:
     """One row of an agreement table: the paper's value (as written), ours, how far
     ours lies outside it (0 inside), the tolerance, the rule and the verdict.
     `samples`: ours per repetition; ours is then their mean with a 95% t-interval
-    (none from a single run) and runs their count. `kind`: distinctive or bound
-    (default_kind when None)."""
+    (none from a single run) and runs their count. `spread`: instead of the
+    samples, the sample std of the `runs` repetitions whose mean ours is. `kind`:
+    distinctive or bound (default_kind when None)."""
     low = high = math.nan
     if samples is not None:
         agg = metrics.aggregate(samples, CONFIDENCE)
         ours, runs = (agg["mean"] if agg["n"] else None), (agg["n"] or None)
         if agg["n"] > 1:
             low, high = agg["mean"] - agg["ci"], agg["mean"] + agg["ci"]
+    elif spread is not None and runs and runs > 1 and ours is not None:
+        half = metrics.t_quantile(0.5 + CONFIDENCE / 2, runs - 1) * spread / math.sqrt(runs)
+        low, high = ours - half, ours + half
     kind = kind or default_kind(paper)
     if kind not in KINDS:
         raise ValueError(f"kind {kind!r} of {quantity!r}: allowed {', '.join(KINDS)}")

@@ -313,10 +313,15 @@ def agreement(tables: dict) -> pd.DataFrame:
         where = (r["table"], r["variant"], r["rtt_ms"], r["drop_rate"])
         runs = _ours(tables, *where, "runs")
         drop = "" if r["drop_rate"] is None else f", drop {r['drop_rate']:g}"
+        # a mean over repetitions carries its std: a t-interval (the other
+        # quantities are pooled or per-pair values without one)
+        has_std = r["table"] == "responsiveness" and "std_gbps" in tables["responsiveness"]
+        std = _ours(tables, *where, "std_gbps") if has_std else None
         rows.append(protocol.compare(
             f"{r['table']}: {r['variant']} {r['metric']}, {r['rtt_ms']:g} ms{drop}",
             r["source"], r["paper"], _ours(tables, *where, r["metric"]), r["tolerance"],
-            None if math.isnan(runs) else int(runs), kind=r["kind"]))
+            None if math.isnan(runs) else int(runs), kind=r["kind"],
+            spread=None if std is None or math.isnan(std) else std))
     return protocol.agreement(rows)
 
 
