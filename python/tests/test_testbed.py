@@ -80,14 +80,20 @@ def test_a_runnable_scenario_is_not_refused():
 
 
 def test_cli_refuses_what_the_kernel_cannot_run_with_exit_2(tmp_path, examples):
+    from tcpeval.cc_names import available_algorithms
+    from tcpeval.testbed.kernel_cc import offers
+
+    # An algorithm neither built in nor loadable as BPF here.
+    cc = next(cc for cc, o in offers(list(available_algorithms())).items()
+              if o["how"] == "unavailable")
     out = tmp_path / "r"
     p = subprocess.Popen([sys.executable, "-m", "tcpeval.cli", "run",
                           str(examples / "reno_single.toml"), "--backend", "testbed",
-                          "--set", 'flows.0.cc="highspeed"', "--out", str(out)],
+                          "--set", f'flows.0.cc="{cc}"', "--out", str(out)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, stderr = p.communicate(timeout=60)
     assert p.returncode == 2, stderr
-    assert "backend testbed" in stderr and "highspeed" in stderr and "--backend sim" in stderr
+    assert "backend testbed" in stderr and cc in stderr and "--backend sim" in stderr
     assert not out.exists()
     assert not [ns for ns in testbed.namespaces() if ns.startswith(f"tcpe-{p.pid}-")]
 

@@ -24,6 +24,8 @@ WANTED = (
     ("bic", "low_window", "BIC_LOW_WINDOW", 1),
     ("bic", "smooth_part", "BIC_SMOOTH_PART", 1),
     ("bic", "fast_convergence", "BIC_FAST_CONVERGENCE", 1),
+    ("htcp", "use_rtt_scaling", "HTCP_USE_RTT_SCALING", 1),
+    ("htcp", "use_bandwidth_switch", "HTCP_USE_BANDWIDTH_SWITCH", 1),
 )
 
 

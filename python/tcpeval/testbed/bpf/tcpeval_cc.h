@@ -32,6 +32,8 @@ char _license[] SEC("license") = "GPL";
 /* Linux include/net/tcp.h */
 #define TCP_INFINITE_SSTHRESH 0x7fffffff
 #define TCP_CA_Open 0
+#define TCP_CA_Disorder 1
+#define TCP_CA_CWR 2
 #define TCP_CA_Recovery 3
 #define TCP_CA_Loss 4
 #define USEC_PER_SEC 1000000ULL
