@@ -425,7 +425,7 @@ def results(
     fmt: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
 ) -> None:
     """List the runs of a result store with their parameters and summary metrics."""
-    from .store import OutputError, Store
+    from .store import OutputError, Store, sort_by_axes
 
     if fmt not in ("table", "csv", "json"):
         _fail(f"--format: {fmt!r} is not one of table, csv, json")
@@ -433,7 +433,7 @@ def results(
         _fail(f"{store_dir}: not a result store (no runs/ directory)")
     try:
         store = Store(store_dir)
-        df = store.index()
+        df = sort_by_axes(store.index(), store.axis_values())
     except (OutputError, OSError) as e:
         _fail(f"{store_dir}: cannot read the result store: {getattr(e, 'strerror', None) or e}")
     for key, reason in store.quarantined:
@@ -458,11 +458,24 @@ def results(
 
 
 def _compact(df):
-    """The columns that fit a terminal: axes, status, headline metrics."""
+    """The columns that fit a terminal: every axis, status, headline metrics, and
+    a flow's algorithm where it varies and no axis says it already."""
+    from .store import axis_columns
+
+    axes = set(axis_columns(df))
     drop = {"seed", "wall_s", "drops", "mean_queue_pkts", "error"}
-    keep = [c for c in df.columns if c not in drop and (
-        "." not in c or not c.startswith("flow") or c.endswith(".throughput_mbps"))]
-    out_df = df[keep].copy()
+
+    def shown(col: str) -> bool:
+        if col in axes:
+            return True
+        flow = re.fullmatch(r"flow(\d+)\.(\w+)", col)
+        if flow is None:
+            return col not in drop
+        if flow[2] == "cc":
+            return f"flows.{flow[1]}.cc" not in axes and df[col].nunique(dropna=True) > 1
+        return flow[2] == "throughput_mbps"
+
+    out_df = df[[c for c in df.columns if shown(c)]].copy()
     out_df["key"] = out_df["key"].str[:8]
     return out_df
 

@@ -389,6 +389,22 @@ class Store:
             if e.errno not in UNWRITABLE:
                 raise
 
+    def axis_values(self) -> dict[str, list]:
+        """Each swept axis with its values in the order the sweeps listed them
+        (the union over sweeps/*.json, first listing first), as the index writes
+        them (scalars as they are, anything else as JSON)."""
+        axes: dict[str, list] = {}
+        for path in sorted((self.root / "sweeps").glob("*.json")):
+            try:
+                doc_axes = json.loads(path.read_bytes())["axes"]
+                items = list(doc_axes.items())
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue  # a damaged sweep record: its axes still sort naturally
+            for name, values in items:
+                known = axes.setdefault(name, [])
+                known += [v for v in map(_index_value, values) if v not in known]
+        return axes
+
     def rebuild_index(self) -> Path:
         """Bring index.parquet up to date (no write when it already is)."""
         self.index()
@@ -618,8 +634,56 @@ def _migrate_sweep(path: Path, renamed: dict[str, str]) -> None:
 def _flat_params(record: dict) -> dict:
     row = {"key": record["key"], "repetition": record["repetition"], "seed": record["seed"]}
     for k, v in record["params"].items():
-        row[k] = v if isinstance(v, str | int | float | bool) else json.dumps(v)
+        row[k] = _index_value(v)
     return row
+
+
+def _index_value(v):
+    """A parameter's value as the index holds it."""
+    return v if isinstance(v, str | int | float | bool) else json.dumps(v)
+
+
+def axis_columns(df) -> list[str]:
+    """The index's columns that hold swept parameters, in index order: those
+    _flat_params adds after key, repetition and seed, before status."""
+    cols = list(df.columns)
+    start = cols.index("seed") + 1 if "seed" in cols else 0
+    end = cols.index("status") if "status" in cols else len(cols)
+    return cols[start:end]
+
+
+def sort_by_axes(df, order: dict[str, list] | None = None):
+    """The index's rows sorted by its axes (left to right), then repetition.
+    An axis value ranks by its place in `order` (the sweep's own listing, so
+    "20ms" comes before "100ms"), then naturally (digits as numbers); missing
+    values last."""
+    order = order or {}
+    columns = [*axis_columns(df), "repetition"]
+    columns = [c for c in columns if c in df.columns]
+
+    def row_key(row) -> tuple:
+        return tuple(_value_rank(v, order.get(c, [])) for c, v in zip(columns, row, strict=True))
+
+    rows = list(df[columns].itertuples(index=False, name=None)) if columns else []
+    positions = sorted(range(len(rows)), key=lambda i: row_key(rows[i]))
+    return df.iloc[positions].reset_index(drop=True)
+
+
+def _value_rank(value, listed: list) -> tuple:
+    if value is None or (isinstance(value, float) and value != value):  # NaN: missing
+        return (2, ())
+    if value in listed:
+        return (0, (listed.index(value),))
+    return (1, _natural(value))
+
+
+def _natural(value) -> tuple:
+    """Numbers by value and text with digit runs as numbers, each tagged so
+    that numbers and text never compare with each other."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return ((0, float(value), ""),)
+    parts = re.split(r"(\d+(?:\.\d+)?)", str(value))
+    return tuple((0, float(p), "") if i % 2 else (1, 0.0, p) for i, p in enumerate(parts))
 
 
 def _flat_summary(s: dict) -> dict:
