@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import sys
 
-# (algorithm, parameter, macro, scale): value * scale, rounded, as an integer.
-# The scales are the kernel modules' fixed points: BIC's beta in 1/1024
-# (net/ipv4/tcp_bic.c BICTCP_BETA_SCALE), flags as 0/1.
+# (algorithm, parameter, macro, scale): value * scale as an integer, rounded as
+# the engine rounds it (BIC rounds, Illinois truncates: IllinoisConfig's
+# fixed_point). The scales are the kernel modules' fixed points: BIC's beta in
+# 1/1024 (net/ipv4/tcp_bic.c BICTCP_BETA_SCALE), Illinois's alpha in 1/128 and
+# beta in 1/64 (tcp_illinois.c ALPHA_SHIFT, BETA_SHIFT), flags as 0/1.
 WANTED = (
     ("scalable", "ai_cnt", "SCALABLE_AI_CNT", 1),
     ("scalable", "md_scale", "SCALABLE_MD_SCALE", 1),
@@ -26,7 +28,17 @@ WANTED = (
     ("bic", "fast_convergence", "BIC_FAST_CONVERGENCE", 1),
     ("htcp", "use_rtt_scaling", "HTCP_USE_RTT_SCALING", 1),
     ("htcp", "use_bandwidth_switch", "HTCP_USE_BANDWIDTH_SWITCH", 1),
+    ("vegas", "alpha", "VEGAS_ALPHA", 1),
+    ("vegas", "beta", "VEGAS_BETA", 1),
+    ("vegas", "gamma", "VEGAS_GAMMA", 1),
+    ("illinois", "alpha_min", "ILLINOIS_ALPHA_MIN", 128),
+    ("illinois", "alpha_max", "ILLINOIS_ALPHA_MAX", 128),
+    ("illinois", "beta_min", "ILLINOIS_BETA_MIN", 64),
+    ("illinois", "beta_max", "ILLINOIS_BETA_MAX", 64),
+    ("illinois", "win_thresh", "ILLINOIS_WIN_THRESH", 1),
+    ("illinois", "theta", "ILLINOIS_THETA", 1),
 )
+TRUNCATED = {"illinois"}
 
 
 def header(params: dict) -> str:
@@ -37,7 +49,8 @@ def header(params: dict) -> str:
             value = params[alg][name]
         except KeyError:
             raise SystemExit(f"gen_params: the engine has no {alg}.{name}") from None
-        lines.append(f"#define {macro} {round(float(value) * scale)}")
+        scaled = float(value) * scale
+        lines.append(f"#define {macro} {int(scaled) if alg in TRUNCATED else round(scaled)}")
     lines.append("#endif")
     return "\n".join(lines) + "\n"
 

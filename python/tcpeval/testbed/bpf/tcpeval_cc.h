@@ -111,6 +111,23 @@ static __always_inline __u32 undo_to_prior(const struct sock *sk)
 	return max_t(tp->snd_cwnd, tp->prior_cwnd);
 }
 
+/* tcp_cong.c tcp_reno_cong_avoid without the cwnd-limited test (callers make it). */
+static __always_inline void reno_increase(struct tcp_sock *tp, __u32 acked)
+{
+	if (in_slow_start(tp)) {
+		acked = slow_start(tp, acked);
+		if (!acked)
+			return;
+	}
+	cong_avoid_ai(tp, tp->snd_cwnd, acked);
+}
+
+/* tcp.h before(): sequence order modulo 2^32. */
+static __always_inline int seq_after(__u32 a, __u32 b)
+{
+	return (__s32)(b - a) < 0;
+}
+
 /* tcp.h tcp_is_cwnd_limited (the field form; the kernel's function also looks
  * at max_packets_out in slow start). */
 static __always_inline int cwnd_limited(const struct tcp_sock *tp)
