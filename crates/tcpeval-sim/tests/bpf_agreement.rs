@@ -14,7 +14,7 @@ use tcpeval_sim::cc::harness::Harness;
 use tcpeval_sim::stack::DEFAULT_STACK;
 
 /// The algorithms with a BPF program, by the simulator's name.
-const ALGORITHMS: &[&str] = &["scalable", "highspeed", "bic", "htcp", "vegas", "illinois"];
+const ALGORITHMS: &[&str] = &["scalable", "highspeed", "bic", "htcp", "vegas", "illinois", "yeah"];
 
 #[derive(Clone, Copy, Debug)]
 enum Step {
@@ -242,7 +242,7 @@ fn action() -> impl Strategy<Value = Action> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
     #[test]
     fn each_bpf_algorithm_follows_the_simulator_on_random_lives(
         cwnd in 2u32..2000,

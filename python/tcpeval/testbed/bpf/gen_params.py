@@ -37,6 +37,8 @@ WANTED = (
     ("illinois", "beta_max", "ILLINOIS_BETA_MAX", 64),
     ("illinois", "win_thresh", "ILLINOIS_WIN_THRESH", 1),
     ("illinois", "theta", "ILLINOIS_THETA", 1),
+    *(("yeah", name, f"YEAH_{name.upper()}", 1)
+      for name in ("alpha", "gamma", "delta", "epsilon", "phy", "rho", "zeta", "scalable_ai_cnt")),
 )
 TRUNCATED = {"illinois"}
 
