@@ -267,3 +267,25 @@ def test_each_hop_takes_the_packets_of_the_flows_crossing_it():
            "flows": [{"mtu": 9000, "path": [0, 1]}, {"path": [1, 2]}]}
     hops = resolved(doc)["network"]["hops"]
     assert [h["buffer_pkts"] for h in hops] == [139, 834]
+
+
+@pytest.mark.parametrize("path,field", [
+    ("trace_interval_ns", "run.trace_interval"),
+    ("config", "scenario"),
+    ("network.access_rate_bps", "network.access_rate"),
+    ("network.hops[1].red.w_q", "network.hops[1].red.w_q"),
+    ("network.hops[0].reverse_buffer_bytes", "network.hops[0].reverse_buffer"),
+    ("udp[0].rate_bps", "udp[0].rate"),
+    ("udp[0].rtt_ns", "network.rtt"),                 # inherited
+    ("flows[0].rtt_ns", "flows[0].rtt"),              # its own
+    ("flows[2].nic_queue_pkts", "flows[1].txqueuelen"),
+    ("flows[2].path[1]", "flows[1].path[1]"),
+    ("flows[2]", "flows[1]"),
+])
+def test_engine_paths_name_the_scenarios_fields(path, field):
+    from tcpeval.scenario import user_field
+
+    sc = load_scenario({
+        "network": {"rtt": "50ms", "hops": [{"rate": "10Mbps"}, {"rate": "10Mbps"}]},
+        "flows": [{"count": 2, "rtt": "40ms"}, {}], "udp": [{"rate": "1Mbps"}]})
+    assert user_field(sc, resolve(sc), path) == field
