@@ -501,7 +501,10 @@ def testbed_check(
     table.add_column("item", justify="left")
     table.add_column("value", justify="left")
     for key, value in caps.items():
-        if isinstance(value, dict):
+        if key == "algorithms":  # {cc: {"how", "why"}}: how, and why where unavailable
+            value = ", ".join(f"{k}: {o['how']}" + (f" ({o['why']})" if o["how"] == "unavailable"
+                                                    else "") for k, o in value.items())
+        elif isinstance(value, dict):
             value = ", ".join(f"{k}: {v}" for k, v in value.items())
         elif isinstance(value, list):
             value = ", ".join(value)
