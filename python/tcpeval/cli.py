@@ -565,6 +565,9 @@ def compare_backends(
         sys.stdout.write(json.dumps(cmp, indent=2) + "\n")
         return
     out().print(_comparison_table(cmp))
+    runs = cmp["testbed_runs"]  # a spoiled testbed run is repeated: say so
+    out().print(f"testbed runs needed for a valid one: {runs['needed']}" + "".join(
+        f"\n  spoiled: {'; '.join(r)}" for r in runs["invalid_reasons"]), highlight=False)
 
 
 def _rel(pair: dict) -> str:

@@ -109,3 +109,45 @@ def test_cleanup_unregisters_what_a_killed_run_left():
     assert map_id is not None and "scalable" in kernel_cc.available()
     assert "scalable" in kernel_cc.unregister_all()
     assert "scalable" not in kernel_cc.available()
+
+
+def test_compare_backends_says_how_many_testbed_runs_a_valid_one_needed(monkeypatch, tmp_path):
+    """Two spoiled runs, then a valid one: the comparison records 3 runs and why
+    the first two were spoiled (a simulated result stands in for the kernel's)."""
+    import importlib
+
+    from tcpeval.testbed.compare import InvalidRun, compare
+
+    run_mod = importlib.import_module("tcpeval.run")
+    sim = run_mod.simulate
+    verdicts = iter([["delay line late: 335 us"], ["delay line late: 346 us"], []])
+
+    def fake(resolved):
+        raw = sim(engine_config(resolved))
+        if resolved["meta"]["backend"] == "testbed":
+            reasons = next(verdicts)
+            raw["validity"] = {"valid": not reasons, "reasons": reasons, "gates": []}
+        return raw, 0.1
+
+    monkeypatch.setattr(run_mod, "run_backend", fake)
+    data = {"network": {"bottleneck": "10Mbps", "rtt": "20ms"}, "flows": [{}],
+            "run": {"duration": "2s"}}
+    cmp = compare(data, attempts=3)
+    assert cmp["testbed_runs"] == {"needed": 3, "invalid_reasons": [
+        ["delay line late: 335 us"], ["delay line late: 346 us"]]}
+    verdicts = iter([["late"], ["later"]])
+    with pytest.raises(InvalidRun, match="later"):
+        compare(data, attempts=2)
+    # The CLI prints it under the table.
+    from typer.testing import CliRunner
+
+    from tcpeval import cli
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('[network]\nbottleneck = "10Mbps"\nrtt = "20ms"\n[[flows]]\n'
+                        '[run]\nduration = "2s"\n')
+    verdicts = iter([["delay line late: 400 us"], []])
+    r = CliRunner().invoke(cli.app, ["compare-backends", str(scenario), "--attempts", "2"])
+    assert r.exit_code == 0, r.output
+    assert "testbed runs needed for a valid one: 2" in r.output
+    assert "spoiled: delay line late: 400 us" in r.output

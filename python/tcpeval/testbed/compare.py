@@ -1,7 +1,8 @@
 """Simulator vs kernel: one scenario on both backends, side by side.
 
 The testbed run must pass its validity gates; a spoiled run is repeated (up to
-`attempts` times) and, if none is valid, nothing is compared.
+`attempts` times) and, if none is valid, nothing is compared. The result says
+how many runs a valid one needed and why the others were spoiled.
 """
 
 from __future__ import annotations
@@ -36,11 +37,13 @@ def compare(scenario: str | Path | dict, *, overrides=(), seed: int | None = Non
 
     sim = run(scenario, overrides=overrides, seed=seed, backend="sim").summary
     reasons: list[str] = []
+    invalid: list[list[str]] = []  # each spoiled run's reasons, for the record
     for _ in range(attempts):
         kernel = run(scenario, overrides=overrides, seed=seed, backend="testbed").summary
         if kernel["validity"]["valid"]:
             break
         reasons = kernel["validity"]["reasons"]
+        invalid.append(reasons)
     else:
         raise InvalidRun(reasons)
     flows = []
@@ -60,4 +63,5 @@ def compare(scenario: str | Path | dict, *, overrides=(), seed: int | None = Non
         "utilization": _pair(bs["utilization"], bk["utilization"]),
         "drops": _pair(bs["drops"], bk["drops"]),
         "testbed_gates": [g["gate"] for g in kernel["validity"]["gates"]],
+        "testbed_runs": {"needed": len(invalid) + 1, "invalid_reasons": invalid},
     }
