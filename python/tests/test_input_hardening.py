@@ -364,7 +364,7 @@ def test_bad_sweep_options_are_refused_before_anything_runs(examples, tmp_path, 
     ({"network.rtt": {"range": [1, 1e12, 1]}}, "sweep.network.rtt.range: more than 100000"),
     ({"network.buffer": {"range": [1, 2, 1], "format": "{x}bdp"}},
      "sweep.network.buffer.format: '{x}bdp' is not a format"),
-    ({"network.loss": [0.1, 2.0]}, "network.loss: must be < 1, got 2.0 (at sweep point"),
+    ({"network.loss": [0.1, 2.0]}, "network.loss: must be in [0, 1), got 2 (at sweep point"),
 ])
 def test_sweep_mistakes_name_the_key(sweep, needle):
     with pytest.raises(ScenarioError) as e:

@@ -41,7 +41,7 @@ class Hop(_Model):
     buffer: BufferSize = "1bdp"
     reverse_buffer: BufferSize | None = None
     queue: str = "droptail"
-    loss: float = Field(0.0, ge=0.0, lt=1.0)
+    loss: float = 0.0  # in [0, 1): the engine's rule
     red: Red = Red()
 
 
@@ -51,7 +51,7 @@ class Network(_Model):
     buffer: BufferSize = "1bdp"
     reverse_buffer: BufferSize | None = None
     queue: str = "droptail"
-    loss: float = Field(0.0, ge=0.0, lt=1.0)
+    loss: float = 0.0  # in [0, 1): the engine's rule
     bottleneck_delay: Time = 0.0
     access_rate: Rate | None = None
     red: Red = Red()
