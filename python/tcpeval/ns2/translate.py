@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..constants import MTU_BYTES
 from ..errors import ScenarioError
 
 # `Agent/TCP/Linux select_ca` offers these 15 modules in ns-2.35 (its own error
@@ -210,13 +211,13 @@ def _red_tcl(q: str, red: dict, pkts: int, rate_bps: float) -> list[str]:
     # spaces drops with wait_ unless told not to; tcpeval does not wait.
     max_th = red.get("max_th", pkts / 2)
     min_th = red.get("min_th", max_th / 3)
-    w_q = red.get("w_q", 1 - math.exp(-1 / (rate_bps / (1500 * 8))))
+    w_q = red.get("w_q", 1 - math.exp(-1 / (rate_bps / (MTU_BYTES * 8))))
     max_p = red.get("max_p", 0.1)
     gentle = red.get("gentle", True)
     return [f"{q} set thresh_ {min_th!r}", f"{q} set maxthresh_ {max_th!r}",
             f"{q} set q_weight_ {w_q!r}", f"{q} set linterm_ {1 / max_p!r}",
             f"{q} set gentle_ {str(bool(gentle)).lower()}", f"{q} set wait_ false",
-            f"{q} set mean_pktsize_ 1500"]
+            f"{q} set mean_pktsize_ {MTU_BYTES}"]
 
 
 def _window_pkts(f: dict, resolved: dict) -> int:

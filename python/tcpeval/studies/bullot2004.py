@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from .._lazy import LazyModule
+from ..constants import MTU_BYTES
 from . import protocol
 from .protocol import Cell, Design
 
@@ -87,7 +88,7 @@ class Path:
 
     @property
     def buffer_pkts(self) -> int:
-        return math.ceil(self.rate_mbps * 1e6 * self.queue_ms / 1e3 / (8 * 1500))
+        return math.ceil(self.rate_mbps * 1e6 * self.queue_ms / 1e3 / (8 * MTU_BYTES))
 
     @property
     def cross_load(self) -> float:

@@ -17,6 +17,7 @@ buffer) and the RED parameters (tcpeval's defaults derived from the buffer).
 from __future__ import annotations
 
 from .._lazy import LazyModule
+from ..constants import HEADER_BYTES
 from . import protocol
 from .protocol import Cell, Design
 
@@ -66,7 +67,7 @@ def base(profile: str) -> dict:
     p = PROFILES[profile]
     return {
         "network": {"bottleneck": "100Mbps", "rtt": RTT, "buffer": "50pkt", "queue": "droptail"},
-        "flows": [{"cc": "reno", "count": 1, "mtu": MSS + 52, "params": {}}],
+        "flows": [{"cc": "reno", "count": 1, "mtu": MSS + HEADER_BYTES, "params": {}}],
         "run": {"duration": p["duration"], "measure_from": p["measure_from"],
                 "trace_interval": "100ms"},
     }
@@ -74,9 +75,9 @@ def base(profile: str) -> dict:
 
 def _flows(cc: str, count: int, reverse: int = 0) -> list[dict]:
     params = {"alpha": FAST_ALPHA} if cc == "fast" else {}
-    out = [{"cc": cc, "count": count - reverse, "mtu": MSS + 52, "params": params}]
+    out = [{"cc": cc, "count": count - reverse, "mtu": MSS + HEADER_BYTES, "params": params}]
     if reverse:
-        out.append({"cc": cc, "count": reverse, "mtu": MSS + 52, "params": params,
+        out.append({"cc": cc, "count": reverse, "mtu": MSS + HEADER_BYTES, "params": params,
                      "direction": "reverse"})
     return out
 
