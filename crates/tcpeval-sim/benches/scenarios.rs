@@ -1,6 +1,6 @@
 //! Criterion benchmarks: short versions of the fixed scenarios, for regressions.
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use tcpeval_sim::scenarios::dumbbell;
+use tcpeval_sim::scenarios::{dumbbell, with_cc};
 
 fn engine(c: &mut Criterion) {
     let mut g = c.benchmark_group("engine");
@@ -8,6 +8,7 @@ fn engine(c: &mut Criterion) {
     let cases = [
         ("b_1g_50ms_20pct_3s", dumbbell(1e9, 50, 0.2, 0.0, 2, 3.0)),
         ("a_100m_100ms_1bdp_10s", dumbbell(100e6, 100, 1.0, 0.0, 2, 10.0)),
+        ("e_cubic_1g_50ms_20pct_3s", with_cc(dumbbell(1e9, 50, 0.2, 0.0, 2, 3.0), "cubic")),
     ];
     for (name, cfg) in cases {
         let packets = tcpeval_sim::simulate(cfg.clone()).unwrap().sim.packets;
