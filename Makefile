@@ -7,15 +7,19 @@ STAMP   := $(VENV)/.tcpeval-setup
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
 .PHONY: setup demo test test-rust test-python browser testbed-deps ns2-deps bench crosscheck lint validate \
-	validate-studies clean bpf bpf-deps
+	validate-studies clean bpf bpf-deps wheel wheel-test
 
 setup: $(STAMP) bpf
 
+# The dependencies are pyproject.toml's (build-system, project and the dev and
+# dask extras), read with tomllib; pip is asked only when pyproject.toml changed.
 $(VENV)/.deps: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q "maturin>=1.5,<2" numpy pandas pyarrow "pydantic>=2.5" typer rich matplotlib \
-		pytest hypothesis jsonschema ruff "dask[distributed]"
+	$(PY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb")); \
+		x = p["project"]["optional-dependencies"]; \
+		print(*p["build-system"]["requires"], *p["project"]["dependencies"], *x["dev"], \
+		*x["dask"], sep="\n")' | $(VPY) -m pip install -q -r /dev/stdin
 	touch $@
 
 $(STAMP): $(VENV)/.deps $(RUST_SRC)
@@ -63,6 +67,19 @@ $(BPF_OUT)/%.bpf.o: $(BPF_SRC_DIR)/%.c $(BPF_SRC_DIR)/tcpeval_cc.h $(BPF_OUT)/vm
 
 demo: setup
 	$(VENV)/bin/tcpeval demo
+
+# A wheel (abi3, Python >= 3.11) that installs without cargo: the engine is
+# compiled into it. `make wheel-test` installs it into a fresh venv (PATH
+# without cargo) and runs `tcpeval demo` there (a few minutes: not in make test).
+WHEEL_DIR := target/wheels
+# Its own cargo target directory: maturin build and develop pass different
+# settings, and sharing target/ would make each rebuild after the other.
+wheel: $(VENV)/.deps
+	rm -f $(WHEEL_DIR)/tcpeval-*.whl
+	CARGO_TARGET_DIR=target/wheel-build $(VENV)/bin/maturin build --release -q -o $(WHEEL_DIR)
+
+wheel-test: wheel
+	TCPEVAL_WHEEL_TEST=1 $(VENV)/bin/pytest python/tests/test_wheel.py
 
 test: setup browser testbed-deps test-rust test-python
 

@@ -4,16 +4,21 @@ import importlib
 import sys
 import types
 
-__all__ = ["Result", "ScenarioError", "load_scenario", "run"]
-__version__ = "0.1.0"
+__all__ = ["Result", "ScenarioError", "compare", "load_scenario", "plot", "run"]
 
 # The exports are imported on first use: the command line imports this package,
 # and `tcpeval --help` must not pay for pandas, numpy and pydantic.
 _EXPORTS = {"Result": ".run", "run": ".run", "load_scenario": ".scenario",
-            "ScenarioError": ".errors"}
+            "ScenarioError": ".errors", "plot": ".plot", "compare": ".compare"}
+# Functions named like the submodule that defines them.
+_SHADOWED = ("run", "plot", "compare")
 
 
 def __getattr__(name: str):
+    if name == "__version__":  # from pyproject.toml through the package metadata
+        from .version import version
+
+        return version()
     if name not in _EXPORTS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
@@ -24,8 +29,9 @@ def __getattr__(name: str):
 class _Package(types.ModuleType):
     def __setattr__(self, name: str, value) -> None:
         # Importing the submodule tcpeval.run binds it on the package; tcpeval.run
-        # stays the function, as when the package imported it up front.
-        if name == "run" and isinstance(value, types.ModuleType):
+        # stays the function, as when the package imported it up front (and so
+        # for tcpeval.plot and tcpeval.compare).
+        if name in _SHADOWED and isinstance(value, types.ModuleType):
             return
         super().__setattr__(name, value)
 

@@ -20,8 +20,27 @@ if TYPE_CHECKING:
 # Help and docstrings are plain text: with Rich markup "[[flows]]" or "[sweep]"
 # would vanish from them.
 PLAIN = {"rich_markup_mode": None}
-app = typer.Typer(add_completion=False, no_args_is_help=True, **PLAIN,
+# add_completion gives --install-completion and --show-completion (bash, zsh,
+# fish, PowerShell; typer imports shellingham only when they are used).
+app = typer.Typer(add_completion=True, no_args_is_help=True, **PLAIN,
                   help="Evaluate TCP congestion control: simulate scenarios, compute metrics.")
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        from .version import version
+
+        sys.stdout.write(f"tcpeval {version()}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(
+    show_version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version,
+        help="Print the version and exit.")] = False,
+) -> None:
+    """Evaluate TCP congestion control: simulate scenarios, compute metrics."""
 
 
 @functools.cache
@@ -192,6 +211,8 @@ def run(
                     typer.Option("--set", help="override: dotted.key=value")] = None,
     seed: Annotated[int | None, typer.Option(help="random seed (overrides run.seed)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print summary JSON only")] = False,
+    with_intervals: Annotated[bool, typer.Option(
+        "--intervals", help="with --json: add every per-interval series")] = False,
     backend: Annotated[str | None, typer.Option(help="sim or testbed")] = None,
     report: Annotated[bool, typer.Option("--report", help="also write report.html")] = False,
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
@@ -200,6 +221,8 @@ def run(
     from .run import run as run_scenario
 
     _check_options(seed=seed)
+    if with_intervals and not as_json:
+        _fail("--intervals: adds the per-interval series to --json's output; use both")
     target = out_dir or Path("results") / scenario.stem
     _check_out_dir(target, force)
     try:
@@ -216,7 +239,12 @@ def run(
     if report:
         _write_report(result, target, f"tcpeval run: {scenario.name}")
     if as_json:
-        sys.stdout.write(json.dumps(result.summary, indent=2) + "\n")
+        doc = result.summary
+        if with_intervals:
+            from .export import intervals
+
+            doc = {**doc, "intervals": intervals(result)}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         print_summary(result.summary, target)
 
@@ -229,7 +257,7 @@ def demo(
     """Run the demo comparison (examples/demo.toml) and print its table."""
     from .run import run as run_scenario
 
-    scenario = _examples_dir() / "demo.toml"
+    scenario = _demo_scenario()
     _check_out_dir(out_dir, force)
     out().print(f"[bold]tcpeval demo[/]: {scenario}", highlight=False)
     result = run_scenario(scenario)
@@ -480,6 +508,113 @@ def _compact(df):
     return out_df
 
 
+@app.command()
+def plot(
+    sources: Annotated[list[Path], typer.Argument(help="run directories or result stores")],
+    kind: Annotated[str, typer.Option(help="timeseries, cdf, box or scatter")] = "timeseries",
+    metric: Annotated[str, typer.Option(help="e.g. throughput_mbps, srtt_ms, cwnd_pkts, "
+                                        "queue_pkts (see docs/user-guide.md)")] = "throughput_mbps",
+    by: Annotated[str | None, typer.Option(help="group lines, boxes or points: cc, flow, "
+                                          "run, or a store's axis")] = None,
+    out_file: Annotated[Path, typer.Option("--out", help="file.png, .svg or .pdf")] = Path(
+        "plot.png"),
+) -> None:
+    """Plot finished runs or result stores: time series, CDFs, box plots, or
+    throughput against delay."""
+    from .plot import PlotError, check_out, save
+    from .plot import plot as draw
+
+    try:
+        target = check_out(out_file)  # before drawing
+        page = save(draw(sources, kind, metric, by), target)
+    except (PlotError, ScenarioError) as e:
+        _fail(str(e))
+    out().print(f"plot: {page}", highlight=False)
+
+
+@app.command()
+def compare(
+    runs: Annotated[list[Path], typer.Argument(help="run directories; the first is the baseline")],
+    as_json: Annotated[bool, typer.Option("--json", help="print the comparison as JSON")] = False,
+    plot_file: Annotated[Path | None, typer.Option(
+        "--plot", help="also draw the runs' time series overlaid (file.png, .svg, .pdf)")] = None,
+    metric: Annotated[str, typer.Option(help="the --plot's series")] = "throughput_mbps",
+) -> None:
+    """Compare runs: per-flow and aggregate values, and each run's difference from
+    the first."""
+    from .compare import CompareError
+    from .compare import compare as compare_runs
+    from .plot import SERIES, PlotError, check_out, save
+    from .plot import plot as draw
+
+    try:
+        cmp = compare_runs(runs)
+        if plot_file is not None:
+            if metric not in SERIES:
+                raise PlotError(f"--metric: {metric!r} is not a series; allowed: "
+                                f"{', '.join(SERIES)}")
+            save(draw(runs, "timeseries", metric), check_out(plot_file, "--plot"), "--plot")
+    except (CompareError, PlotError) as e:
+        _fail(str(e))
+    if as_json:
+        sys.stdout.write(json.dumps(cmp, indent=2) + "\n")
+        return
+    names = [r.name if sum(x.name == r.name for x in runs) == 1 else str(r) for r in runs]
+    out().print(_compare_table("aggregate", cmp["aggregate"], names, ["metric"]))
+    out().print(_compare_table("per flow", cmp["flows"], names, ["flow", "label", "cc", "metric"]))
+    if plot_file is not None:
+        out().print(f"plot: {plot_file}", highlight=False)
+
+
+def _compare_table(title: str, rows: list[dict], names: list[str], head: list[str]) -> "Table":
+    table = _table(f"{title} (differences from {names[0]})")
+    for col in [*head, *names, *(f"{n} - {names[0]}" for n in names[1:])]:
+        table.add_column(col)
+    for row in rows:
+        diffs = [_fmt_diff(d, r) for d, r in zip(row["diffs"], row["rel"], strict=True)]
+        table.add_row(*[str(row[h]) for h in head], *map(_fmt_value, row["values"]), *diffs)
+    return table
+
+
+def _fmt_value(v) -> str:
+    return "-" if v is None else f"{v:.4g}"
+
+
+def _fmt_diff(diff, rel) -> str:
+    if diff is None:
+        return "-"
+    return f"{diff:+.4g}" + ("" if rel is None else f" ({rel:+.1%})")
+
+
+@app.command()
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="a run's result directory")],
+    fmt: Annotated[str, typer.Option("--format", help="csv or json")] = "csv",
+) -> None:
+    """Export a run: csv writes <table>.csv beside each Parquet table; json prints
+    the summary with every per-interval series."""
+    from .export import FORMATS, intervals, write_csv
+    from .store import OutputError
+
+    if fmt not in FORMATS:
+        _fail(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+    if not (run_dir / "summary.json").is_file():
+        _fail(f"{run_dir}: not a run directory (no summary.json)")
+    if fmt == "json":
+        from .run import load_run
+
+        result = load_run(run_dir)
+        doc = {"summary": result.summary, "intervals": intervals(result)}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    try:
+        written = write_csv(run_dir)
+    except OutputError as e:
+        _fail(str(e))
+    for path in written:
+        out().print(str(path), highlight=False)
+
+
 testbed_app = typer.Typer(help="The real-kernel testbed (network namespaces).",
                           no_args_is_help=True, **PLAIN)
 app.add_typer(testbed_app, name="testbed")
@@ -658,13 +793,13 @@ def study_report(
     out().print(f"report: {page}", highlight=False)
 
 
-def _examples_dir() -> Path:
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "examples" / "demo.toml").exists():
-            return parent / "examples"
-    _fail("examples/demo.toml not found (run from a source checkout)")
-    raise AssertionError
+def _demo_scenario() -> Path:
+    """examples/demo.toml: in a checkout tcpeval/demo.toml is a symbolic link to
+    it, and a wheel carries the file itself (maturin follows the link)."""
+    path = Path(__file__).resolve().parent / "demo.toml"
+    if not path.exists():
+        _fail(f"{path}: the demo scenario is missing (a damaged installation)")
+    return path.resolve()
 
 
 def main() -> None:

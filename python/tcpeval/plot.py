@@ -1,0 +1,301 @@
+"""Plots of finished runs and result stores, after the fact (issue 31 item 1).
+
+`plot(sources, kind, metric, by)` returns a matplotlib Figure (a notebook shows
+it; `tcpeval plot ... --out f.png` saves it). A source is a run directory (with
+summary.json) or a result store (with runs/); a store stands for all its runs,
+each labelled by its axis values.
+
+- timeseries, cdf: a run's per-interval series (one line per flow, or per run
+  for the queue), e.g. throughput_mbps, cwnd_pkts, srtt_ms, queue_pkts.
+- box, scatter: per-flow summary values (summary.json, or the store's index),
+  grouped by --by (cc by default). scatter is Pantheon's throughput-vs-delay
+  plot: mean smoothed RTT on x (reversed: lower delay is better, to the right),
+  the metric on y.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+KINDS = ("timeseries", "cdf", "box", "scatter")
+# Per-interval series: metric -> (table, column, y-axis label).
+SERIES = {
+    "throughput_mbps": ("flows", "throughput_mbps", "throughput (Mbit/s)"),
+    "retransmits": ("flows", "retransmits", "retransmits per interval"),
+    "cwnd_pkts": ("trace", "cwnd_pkts", "cwnd (packets)"),
+    "inflight_pkts": ("trace", "inflight_pkts", "in flight (packets)"),
+    "srtt_ms": ("trace", "srtt_ms", "smoothed RTT (ms)"),
+    "queue_pkts": ("queue", "queue_pkts", "bottleneck queue (packets)"),
+}
+# Per-flow summary values (summary.json's flows, the index's flow<i>.* columns)
+# and per-run ones (repeated on each of the run's flows).
+FLOW_VALUES = ("throughput_mbps", "retransmits", "timeouts", "mean_cwnd_pkts", "mean_srtt_ms")
+RUN_VALUES = ("jain_index", "utilization", "loss_rate")
+SUMMARY = {**dict.fromkeys(FLOW_VALUES), **dict.fromkeys(RUN_VALUES)}
+LABELS = {"throughput_mbps": "throughput (Mbit/s)", "mean_srtt_ms": "mean smoothed RTT (ms)",
+          "mean_cwnd_pkts": "mean cwnd (packets)", "jain_index": "Jain index",
+          "loss_rate": "loss rate", "utilization": "bottleneck utilization"}
+# Groupings every source offers; a store adds its axes.
+BY = ("cc", "flow", "run")
+FORMATS = (".png", ".svg", ".pdf")
+
+
+class PlotError(ValueError):
+    """A bad source, kind, metric or grouping; the message names the field and
+    what is allowed."""
+
+
+@dataclass
+class RunSource:
+    """One run directory and how its lines are named."""
+
+    path: Path
+    label: str
+    axes: dict
+
+
+def plot(sources, kind: str = "timeseries", metric: str = "throughput_mbps",
+         by: str | None = None, title: str | None = None):
+    """A matplotlib Figure of `metric` over `sources` (paths of runs or stores)."""
+    if kind not in KINDS:
+        raise PlotError(f"--kind: {kind!r} is not one of {', '.join(KINDS)}")
+    allowed = SERIES if kind in ("timeseries", "cdf") else SUMMARY
+    if metric not in allowed:
+        raise PlotError(f"--metric: {metric!r} cannot be drawn as {kind}; allowed: "
+                        f"{', '.join(allowed)}")
+    paths = [Path(p) for p in ([sources] if isinstance(sources, str | Path) else sources)]
+    if not paths:
+        raise PlotError("no run or result store given")
+    if kind in ("timeseries", "cdf"):
+        fig = _series_figure(expand(paths), kind, metric, by)
+    else:
+        fig = _summary_figure(flow_values(paths), kind, metric, by or "cc")
+    if title:
+        fig.axes[0].set_title(title)
+    return fig
+
+
+def check_out(out: str | Path, option: str = "--out") -> Path:
+    out = Path(out)
+    if out.suffix.lower() not in FORMATS:
+        raise PlotError(f"{option}: {out.name!r} must end in one of {', '.join(FORMATS)}")
+    return out
+
+
+def save(fig, out: str | Path, option: str = "--out") -> Path:
+    out = check_out(out, option)
+    fig.savefig(out, dpi=120, bbox_inches="tight")
+    return out
+
+
+# ----- sources ----------------------------------------------------------------------------
+
+
+def expand(paths: list[Path]) -> list[RunSource]:
+    """Every run the paths name: a run directory itself, a store's stored runs
+    (labelled by their axis values, sorted by them)."""
+    runs = []
+    for path in paths:
+        if (path / "summary.json").is_file():
+            runs.append(RunSource(path, path.name, {}))
+        elif (path / "runs").is_dir():
+            runs += _store_runs(path)
+        else:
+            raise PlotError(f"{path}: neither a run directory (summary.json) nor a result "
+                            "store (runs/)")
+    if len({r.label for r in runs}) < len(runs):  # e.g. two runs both called "demo"
+        runs = [RunSource(r.path, f"{r.label} ({r.path})", r.axes) for r in runs]
+    return runs
+
+
+def _store_runs(root: Path) -> list[RunSource]:
+    from .store import Store, axis_columns, sort_by_axes
+
+    store = Store(root)
+    index = sort_by_axes(store.index(), store.axis_values())
+    ok = index[index["status"] == "ok"]
+    axes = [c for c in axis_columns(index) if ok[c].nunique(dropna=True) > 1]
+    runs = []
+    for row in ok.to_dict("records"):
+        values = {a: row[a] for a in axes}
+        label = ", ".join(f"{a}={v}" for a, v in values.items()) or row["key"][:8]
+        if ok["repetition"].nunique() > 1:
+            label += f" #{row['repetition']}"
+        runs.append(RunSource(root / "runs" / row["key"], label, values))
+    return runs
+
+
+def flow_values(paths: list[Path]):
+    """One row per flow of every run: its run's label and axes, flow, cc, label,
+    the per-flow values and its run's values (a DataFrame)."""
+    import pandas as pd
+
+    rows = []
+    for path in paths:
+        if (path / "summary.json").is_file():
+            rows += _run_flow_rows(path)
+        elif (path / "runs").is_dir():
+            rows += _store_flow_rows(path)
+        else:
+            raise PlotError(f"{path}: neither a run directory (summary.json) nor a result "
+                            "store (runs/)")
+    return pd.DataFrame(rows)
+
+
+def _run_flow_rows(path: Path) -> list[dict]:
+    summary = json.loads((path / "summary.json").read_text())
+    b = summary["bottleneck"]
+    run = {"jain_index": summary.get("jain_index"), "utilization": b["utilization"],
+           "loss_rate": b["loss_rate"]}
+    return [{"run": path.name, "flow": f["id"], "cc": f["cc"], "label": f["label"], **run,
+             **{m: f.get(m) for m in FLOW_VALUES}} for f in summary["flows"]]
+
+
+def _store_flow_rows(root: Path) -> list[dict]:
+    from .store import Store, axis_columns, sort_by_axes
+
+    store = Store(root)
+    index = sort_by_axes(store.index(), store.axis_values())
+    index = index[index["status"] == "ok"]
+    axes = axis_columns(index)
+    flows = sorted(int(m[1]) for c in index.columns if (m := re.fullmatch(r"flow(\d+)\.cc", c)))
+    rows = []
+    for rec in index.to_dict("records"):
+        base = {"run": rec["key"][:8], **{a: rec[a] for a in axes},
+                **{m: rec.get(m) for m in RUN_VALUES}}
+        for i in flows:
+            if isinstance(rec.get(f"flow{i}.cc"), str):  # the run has this flow
+                rows.append({**base, "flow": i, "cc": rec[f"flow{i}.cc"], "label": f"flow {i}",
+                             **{m: rec[f"flow{i}.{m}"] for m in FLOW_VALUES}})
+    return rows
+
+
+# ----- per-interval series ----------------------------------------------------------------
+
+
+@dataclass
+class Line:
+    name: str
+    t: object  # numpy arrays
+    v: object
+    cc: str | None = None  # None: the queue (no flow)
+    flow: int | None = None
+
+
+def series(run: RunSource, metric: str) -> list[Line]:
+    """The lines of one run: a flow's series (streams summed, RTT averaged; an
+    RTT of 0 before the first sample is missing, not 0), or the bottleneck's
+    queue (a parking lot's narrowest hop)."""
+    import numpy as np
+
+    from .report import bottleneck_queue
+    from .run import load_run
+
+    table, column, _ = SERIES[metric]
+    result = load_run(run.path)
+    if table == "queue":
+        q = bottleneck_queue(result)
+        return [Line(run.label or "queue", q["t_s"].to_numpy(), q[column].to_numpy(float))]
+    df = getattr(result, table)
+    if metric == "srtt_ms":
+        df = df.assign(srtt_ms=df["srtt_ms"].where(df["srtt_ms"] > 0, np.nan))
+    how = "mean" if metric == "srtt_ms" else "sum"
+    grouped = df.groupby(["flow", "t_s"], sort=True)[column].agg(how).reset_index()
+    flows = {f["id"]: f for f in result.summary["flows"]}
+    lines = []
+    for flow, rows in grouped.groupby("flow"):
+        name = flows[flow]["label"] if flow in flows else f"flow {flow}"
+        lines.append(Line(f"{run.label}: {name}" if run.label else name, rows["t_s"].to_numpy(),
+                          rows[column].to_numpy(float), flows.get(flow, {}).get("cc"), flow))
+    return lines
+
+
+def _series_figure(runs: list[RunSource], kind: str, metric: str, by: str | None):
+    import numpy as np
+
+    if by is not None and by not in BY:
+        raise PlotError(f"--by: {by!r} cannot group {kind} lines; allowed: {', '.join(BY)}")
+    fig, ax = _figure()
+    solo = len(runs) == 1
+    colors: dict[str, str] = {}
+    for run in runs:
+        for line in series(RunSource(run.path, "" if solo else run.label, run.axes), metric):
+            label, color = line.name, None
+            if by:  # one colour and one legend entry per group
+                group = _group_of(by, run, line)
+                label = None if group in colors else group
+                color = colors.setdefault(group, f"C{len(colors) % 10}")
+            if kind == "timeseries":
+                ax.plot(line.t, line.v, lw=1, color=color, label=label)
+            else:
+                x = np.sort(line.v[~np.isnan(line.v)])
+                ax.step(x, np.arange(1, len(x) + 1) / max(len(x), 1), where="post", lw=1,
+                        color=color, label=label)
+    ylabel = SERIES[metric][2]
+    if kind == "timeseries":
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(ylabel)
+    else:
+        ax.set_xlabel(ylabel)
+        ax.set_ylabel("fraction of intervals")
+    _legend(ax)
+    return fig
+
+
+def _figure():
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 4.5), layout="constrained")
+    ax = fig.add_subplot()
+    ax.grid(alpha=0.3)
+    return fig, ax
+
+
+def _group_of(by: str, run: RunSource, line: Line) -> str:
+    """The group of a line; the queue (no flow) is grouped by its run."""
+    if by == "cc" and line.cc is not None:
+        return line.cc
+    if by == "flow" and line.flow is not None:
+        return f"flow {line.flow}"
+    return run.label or run.path.name
+
+
+def _legend(ax) -> None:
+    _, labels = ax.get_legend_handles_labels()
+    if labels:
+        ax.legend(fontsize=9, loc="best", ncol=1 + len(labels) // 12)
+
+
+# ----- per-flow summary values --------------------------------------------------------------
+
+
+def _summary_figure(df, kind: str, metric: str, by: str):
+    allowed = [*BY, *(c for c in df.columns if "." in c)]  # a store's axes are dotted keys
+    if by not in allowed:
+        raise PlotError(f"--by: {by!r} is not a grouping of these results; allowed: "
+                        f"{', '.join(allowed)}")
+    if df.empty:
+        raise PlotError("no finished run to plot")
+    fig, ax = _figure()
+    groups = list(dict.fromkeys(df[by].astype(str)))
+    values = df[metric].astype(float)
+    if kind == "box":
+        data = [values[df[by].astype(str) == g].dropna().to_numpy() for g in groups]
+        parts = ax.boxplot(data, tick_labels=groups)
+        for median in parts["medians"]:
+            median.set_gid("median")  # found by callers (and tests) among the lines
+        ax.set_xlabel(by)
+        ax.set_ylabel(LABELS.get(metric, metric))
+        return fig
+    for n, g in enumerate(groups):
+        rows = df[df[by].astype(str) == g]
+        ax.scatter(rows["mean_srtt_ms"].astype(float), values[rows.index], label=g,
+                   color=f"C{n % 10}", s=30, alpha=0.8)
+    ax.invert_xaxis()  # Pantheon: lower delay (better) to the right
+    ax.set_xlabel(LABELS["mean_srtt_ms"] + " (reversed: better to the right)")
+    ax.set_ylabel(LABELS.get(metric, metric))
+    _legend(ax)
+    return fig
