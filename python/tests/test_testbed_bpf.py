@@ -13,6 +13,8 @@ import re
 import shutil
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tcpeval import _sim, testbed
 from tcpeval.scenario import engine_config, load_scenario, resolve
@@ -44,6 +46,18 @@ def test_the_parameter_header_carries_the_engines_defaults_in_fixed_point():
         want = int(scaled) if alg in gen_params.TRUNCATED else round(scaled)
         assert int(defines[macro]) == want, macro
         assert abs(int(defines[macro]) - scaled) < 1, macro  # the fixed point keeps the value
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.data())
+def test_the_header_scales_any_parameter_values(data):
+    params = json.loads(_sim.algorithm_params())
+    for alg, name, _, _ in gen_params.WANTED:
+        params[alg][name] = data.draw(st.floats(0, 1e6) if isinstance(params[alg][name], float)
+                                      else st.integers(0, 10**6), label=f"{alg}.{name}")
+    defines = dict(re.findall(r"#define (\w+) (-?\d+)", gen_params.header(params)))
+    for alg, name, macro, scale in gen_params.WANTED:
+        assert abs(int(defines[macro]) - float(params[alg][name]) * scale) <= 1, macro
 
 
 def test_a_parameter_the_engine_dropped_is_named():
@@ -151,3 +165,27 @@ def test_compare_backends_says_how_many_testbed_runs_a_valid_one_needed(monkeypa
     assert r.exit_code == 0, r.output
     assert "testbed runs needed for a valid one: 2" in r.output
     assert "spoiled: delay line late: 400 us" in r.output
+
+
+def test_a_run_unloads_only_what_it_loaded_even_when_it_fails(monkeypatch):
+    """kernel_cc.loaded: built-in algorithms are not loaded; one another run has
+    registered is used and left alone; ours are unregistered after an error."""
+    calls = []
+    monkeypatch.setattr(kernel_cc, "available", lambda: ["reno", "cubic", "bbr", "bic"])
+    monkeypatch.setattr(kernel_cc, "register",
+                        lambda name: calls.append(("register", name)) or 7)
+    monkeypatch.setattr(kernel_cc, "unregister",
+                        lambda map_id: calls.append(("unregister", map_id)))
+    with pytest.raises(RuntimeError), kernel_cc.loaded(["newreno", "cubic", "bic", "scalable",
+                                                        "scalable"]):
+        assert calls == [("register", "scalable")]
+        raise RuntimeError("the run failed")
+    assert calls == [("register", "scalable"), ("unregister", 7)]
+
+
+def test_a_missing_bpftool_is_named(monkeypatch):
+    if os.geteuid() != 0 or not os.path.exists("/sys/kernel/btf/vmlinux"):
+        pytest.skip("the check for tools comes after those for root and BTF")
+    real = shutil.which
+    monkeypatch.setattr(kernel_cc.shutil, "which", lambda t: None if t == "bpftool" else real(t))
+    assert "bpftool is missing" in kernel_cc.bpf_problem(kernel_cc.written()[0])
