@@ -189,3 +189,38 @@ def test_a_missing_bpftool_is_named(monkeypatch):
     real = shutil.which
     monkeypatch.setattr(kernel_cc.shutil, "which", lambda t: None if t == "bpftool" else real(t))
     assert "bpftool is missing" in kernel_cc.bpf_problem(kernel_cc.written()[0])
+
+
+def test_the_grid_reports_mean_ci_and_verdict_per_cell():
+    """grid.run_cell with stand-in comparisons: the statistics are the mean and
+    t-interval of the repetitions, and a cell beyond a goal says which."""
+    from tcpeval.testbed import grid
+
+    def cmp(agg_sim, agg_k, shares_k, srtt_rel, needed=1):
+        flows = [{"throughput_mbps": {"sim": agg_sim / 2, "testbed": agg_k * s},
+                  "srtt_ms": {"rel_diff": srtt_rel}} for s in shares_k]
+        return {"flows": flows, "aggregate_mbps": {"rel_diff": (agg_k - agg_sim) / agg_sim},
+                "drops": {"sim": 10, "testbed": 30}, "testbed_runs": {"needed": needed}}
+
+    reps = iter([cmp(100, 99, (0.5, 0.5), 0.02), cmp(100, 98, (0.6, 0.4), 0.04, needed=2),
+                 cmp(100, 97, (0.5, 0.5), 0.06)])
+    cell = grid.Cell("scalable", 2, 50, 1)
+    r = grid.run_cell("s.toml", cell, 3, 3, lambda *a, **k: next(reps))
+    mean, half = r["stats"]["aggregate"]
+    assert mean == pytest.approx(-0.02)
+    assert half == pytest.approx(4.303 * 0.01 / 3 ** 0.5)  # sd 0.01, t(0.975, 2)
+    assert r["stats"]["share"][0] == pytest.approx(0.1 / 3)
+    assert r["runs"] == 4 and r["misses"] == []
+    assert 'flows.0.count=2' in cell.overrides() and 'network.buffer="1bdp"' in cell.overrides()
+    bad = grid.verdict({"aggregate": (0.05, 0), "share": (0.2, 0), "srtt": (-0.01, 0)})
+    assert [m.split()[0] for m in bad] == ["aggregate", "share"]
+    assert "| scalable x2 50 ms 1 BDP | -2.0% ±" in grid.markdown([r])
+    assert len(grid.cells(["reno", "bic"])) == 2 * 2 * 3 * 3
+    assert len(grid.cells(["reno"], quick=True)) == 2
+
+
+def test_the_grid_refuses_an_algorithm_not_offered_with_exit_2(capsys):
+    from tcpeval.testbed.__main__ import main
+
+    assert main(["grid", "--cc", "nosuch"]) == 2
+    assert "--cc: nosuch not offered here" in capsys.readouterr().err

@@ -1,15 +1,18 @@
-"""`python -m tcpeval.testbed check [--json]`."""
+"""`python -m tcpeval.testbed check [--json]` and
+`python -m tcpeval.testbed grid [--quick] [--reps N] [--attempts N] [--cc a,b,...]
+[--scenario PATH]` (the agreement grid, grid.py; Markdown on stdout)."""
 
+import argparse
 import json
 import sys
+from pathlib import Path
 
 from . import check
 
+DEFAULT_SCENARIO = Path(__file__).resolve().parents[3] / "examples" / "testbed_dumbbell.toml"
 
-def main(argv: list[str]) -> int:
-    if not argv or argv[0] != "check":
-        print("usage: python -m tcpeval.testbed check [--json]", file=sys.stderr)
-        return 2
+
+def _check(argv: list[str]) -> int:
     caps = check()
     if "--json" in argv:
         print(json.dumps(caps, indent=2))
@@ -17,6 +20,45 @@ def main(argv: list[str]) -> int:
         for k, v in caps.items():
             print(f"{k:<22} {v}")
     return 0
+
+
+def _grid(argv: list[str]) -> int:
+    from . import grid
+    from .compare import InvalidRun, compare
+
+    p = argparse.ArgumentParser(prog="python -m tcpeval.testbed grid")
+    p.add_argument("--quick", action="store_true", help="one RTT (50 ms) and buffer (1 BDP)")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--attempts", type=int, default=3)
+    p.add_argument("--cc", default=",".join(grid.KERNEL + grid.BPF))
+    p.add_argument("--scenario", type=Path, default=DEFAULT_SCENARIO)
+    a = p.parse_args(argv)
+    offers = check()["algorithms"]
+    ccs = [c for c in a.cc.split(",") if c]
+    bad = [c for c in ccs if offers.get(c, {}).get("how") not in ("kernel", "bpf")]
+    if bad or a.reps < 1 or a.attempts < 1:
+        what = (f"--cc: {', '.join(bad)} not offered here (see `testbed check`)" if bad
+                else "--reps and --attempts: must be at least 1")
+        print(f"tcpeval.testbed grid: {what}", file=sys.stderr)
+        return 2
+    results = []
+    for cell in grid.cells(ccs, a.quick):
+        print(f"{cell.name} ...", file=sys.stderr, flush=True)
+        try:
+            results.append(grid.run_cell(a.scenario, cell, a.reps, a.attempts, compare))
+        except InvalidRun as e:
+            print(f"  no valid testbed run in {a.attempts} attempts: {e}", file=sys.stderr)
+    sys.stdout.write(grid.markdown(results))
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    commands = {"check": _check, "grid": _grid}
+    if not argv or argv[0] not in commands:
+        print("usage: python -m tcpeval.testbed check [--json] | grid [--quick] [--reps N] "
+              "[--attempts N] [--cc a,b] [--scenario PATH]", file=sys.stderr)
+        return 2
+    return commands[argv[0]](argv[1:])
 
 
 if __name__ == "__main__":

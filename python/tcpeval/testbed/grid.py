@@ -1,0 +1,108 @@
+"""The simulator-vs-kernel agreement grid (issue 32 goal 3): every cell of
+algorithm x flows x RTT x buffer compared `reps` times on valid testbed runs,
+each metric's mean and 95% confidence interval, and a verdict against the
+issue's goals (aggregate within 3%, per-flow shares within 0.1, srtt within
+10%). `python -m tcpeval.testbed grid` runs it and prints a Markdown table.
+
+A cell takes about a minute per repetition on 2 vCPUs (a 20 s run on each
+backend plus setup), so the full grid is hours; `--quick` runs one RTT and
+buffer per algorithm.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from itertools import product
+from pathlib import Path
+
+KERNEL = ("reno", "cubic", "bbr")
+BPF = ("scalable", "highspeed", "htcp", "bic", "vegas", "illinois", "yeah")
+FLOWS = (1, 2)
+RTTS_MS = (20, 50, 100)
+BUFFERS_BDP = (0.5, 1, 2)
+# The issue's goals: |aggregate rel. diff| <= 3%, |share diff| <= 0.1, |srtt rel. diff| <= 10%.
+GOALS = {"aggregate": 0.03, "share": 0.1, "srtt": 0.10}
+# Student's t, 97.5% quantile, by degrees of freedom (normal beyond 10).
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+        9: 2.262, 10: 2.228}
+
+
+@dataclass(frozen=True)
+class Cell:
+    cc: str
+    flows: int
+    rtt_ms: int
+    buffer_bdp: float
+
+    @property
+    def name(self) -> str:
+        return f"{self.cc} x{self.flows} {self.rtt_ms} ms {self.buffer_bdp:g} BDP"
+
+    def overrides(self) -> list[str]:
+        return [f'flows.0.cc="{self.cc}"', f"flows.0.count={self.flows}",
+                f'network.rtt="{self.rtt_ms}ms"', f'network.buffer="{self.buffer_bdp:g}bdp"']
+
+
+def cells(ccs: Iterable[str], quick: bool = False) -> list[Cell]:
+    rtts, buffers = ((50,), (1,)) if quick else (RTTS_MS, BUFFERS_BDP)
+    return [Cell(*c) for c in product(ccs, FLOWS, rtts, buffers)]
+
+
+def metrics(cmp: dict) -> dict[str, float]:
+    """One comparison's differences: aggregate and mean srtt relative to the
+    simulator, and the largest difference of a flow's share of the total."""
+    sim = [f["throughput_mbps"]["sim"] for f in cmp["flows"]]
+    ker = [f["throughput_mbps"]["testbed"] for f in cmp["flows"]]
+    share = max(abs(k / sum(ker) - s / sum(sim)) for s, k in zip(sim, ker, strict=True))
+    srtt = [f["srtt_ms"]["rel_diff"] for f in cmp["flows"] if f["srtt_ms"]["rel_diff"] is not None]
+    drops = cmp["drops"]
+    return {"aggregate": cmp["aggregate_mbps"]["rel_diff"], "share": share,
+            "srtt": sum(srtt) / len(srtt) if srtt else math.nan,
+            "drops_sim": drops["sim"] or 0, "drops_kernel": drops["testbed"] or 0}
+
+
+def mean_ci(values: list[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% confidence interval (t distribution;
+    0 for a single value)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, 0.0
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return mean, T975.get(n - 1, 1.96) * sd / math.sqrt(n)
+
+
+def verdict(stats: dict[str, tuple[float, float]]) -> list[str]:
+    """The goals a cell misses (by its mean), empty when it meets them all."""
+    return [f"{k} {stats[k][0]:+.3f} beyond {limit:g}" for k, limit in GOALS.items()
+            if not abs(stats[k][0]) <= limit]
+
+
+def run_cell(scenario: str | Path, cell: Cell, reps: int, attempts: int,
+             compare: Callable[..., dict]) -> dict:
+    """`reps` valid comparisons of one cell; the runs a valid one needed are summed."""
+    rows, needed = [], 0
+    for rep in range(reps):
+        cmp = compare(scenario, overrides=cell.overrides(), seed=rep + 1, attempts=attempts)
+        rows.append(metrics(cmp))
+        needed += cmp["testbed_runs"]["needed"]
+    stats = {k: mean_ci([r[k] for r in rows]) for k in rows[0]}
+    return {"cell": cell, "stats": stats, "runs": needed, "misses": verdict(stats)}
+
+
+def markdown(results: list[dict]) -> str:
+    lines = ["| cell | aggregate diff | share diff | srtt diff | drops sim / kernel | "
+             "testbed runs | verdict |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        s = r["stats"]
+
+        def pct(k: str, s=s) -> str:
+            return f"{100 * s[k][0]:+.1f}% ± {100 * s[k][1]:.1f}"
+
+        lines.append(f"| {r['cell'].name} | {pct('aggregate')} | {s['share'][0]:.3f} ± "
+                     f"{s['share'][1]:.3f} | {pct('srtt')} | {s['drops_sim'][0]:.0f} / "
+                     f"{s['drops_kernel'][0]:.0f} | {r['runs']} | "
+                     f"{'; '.join(r['misses']) or 'meets the goals'} |")
+    return "\n".join(lines) + "\n"
