@@ -70,7 +70,10 @@ def plot(sources, kind: str = "timeseries", metric: str = "throughput_mbps",
     if not paths:
         raise PlotError("no run or result store given")
     if kind in ("timeseries", "cdf"):
-        fig = _series_figure(expand(paths), kind, metric, by)
+        runs = expand(paths)
+        if not runs:
+            raise PlotError("no finished run to plot (the store holds none)")
+        fig = _series_figure(runs, kind, metric, by)
     else:
         fig = _summary_figure(flow_values(paths), kind, metric, by or "cc")
     if title:
@@ -150,8 +153,10 @@ def _run_flow_rows(path: Path) -> list[dict]:
     b = summary["bottleneck"]
     run = {"jain_index": summary.get("jain_index"), "utilization": b["utilization"],
            "loss_rate": b["loss_rate"]}
-    return [{"run": path.name, "flow": f["id"], "cc": f["cc"], "label": f["label"], **run,
-             **{m: f.get(m) for m in FLOW_VALUES}} for f in summary["flows"]]
+    run_id = str(path.resolve())
+    return [{"run": path.name, "run_id": run_id, "flow": f["id"], "cc": f["cc"],
+             "label": f["label"], **run, **{m: f.get(m) for m in FLOW_VALUES}}
+            for f in summary["flows"]]
 
 
 def _store_flow_rows(root: Path) -> list[dict]:
@@ -164,7 +169,8 @@ def _store_flow_rows(root: Path) -> list[dict]:
     flows = sorted(int(m[1]) for c in index.columns if (m := re.fullmatch(r"flow(\d+)\.cc", c)))
     rows = []
     for rec in index.to_dict("records"):
-        base = {"run": rec["key"][:8], **{a: rec[a] for a in axes},
+        base = {"run": rec["key"][:8], "run_id": str(root.resolve() / rec["key"]),
+                **{a: rec[a] for a in axes},
                 **{m: rec.get(m) for m in RUN_VALUES}}
         for i in flows:
             if isinstance(rec.get(f"flow{i}.cc"), str):  # the run has this flow
@@ -280,22 +286,30 @@ def _summary_figure(df, kind: str, metric: str, by: str):
     if df.empty:
         raise PlotError("no finished run to plot")
     fig, ax = _figure()
-    groups = list(dict.fromkeys(df[by].astype(str)))
-    values = df[metric].astype(float)
     if kind == "box":
-        data = [values[df[by].astype(str) == g].dropna().to_numpy() for g in groups]
-        parts = ax.boxplot(data, tick_labels=groups)
+        data = group_values(df, metric, by)
+        parts = ax.boxplot(list(data.values()), tick_labels=list(data))
         for median in parts["medians"]:
             median.set_gid("median")  # found by callers (and tests) among the lines
         ax.set_xlabel(by)
         ax.set_ylabel(LABELS.get(metric, metric))
         return fig
-    for n, g in enumerate(groups):
+    for n, g in enumerate(dict.fromkeys(df[by].astype(str))):
         rows = df[df[by].astype(str) == g]
-        ax.scatter(rows["mean_srtt_ms"].astype(float), values[rows.index], label=g,
+        ax.scatter(rows["mean_srtt_ms"].astype(float), rows[metric].astype(float), label=g,
                    color=f"C{n % 10}", s=30, alpha=0.8)
     ax.invert_xaxis()  # Pantheon: lower delay (better) to the right
     ax.set_xlabel(LABELS["mean_srtt_ms"] + " (reversed: better to the right)")
     ax.set_ylabel(LABELS.get(metric, metric))
     _legend(ax)
     return fig
+
+
+def group_values(df, metric: str, by: str) -> dict:
+    """{group: values} in first-seen order: one value per flow, or per run for a
+    run's value (the Jain index is on each of its flows' rows once)."""
+    if metric in RUN_VALUES:
+        df = df.drop_duplicates(["run_id", by])
+    groups = df[by].astype(str)
+    return {g: df.loc[groups == g, metric].astype(float).dropna().to_numpy()
+            for g in dict.fromkeys(groups)}

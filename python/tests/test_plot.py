@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 import tcpeval
 from tcpeval import cli
 from tcpeval.compare import FLOW_VALUES, compare
-from tcpeval.plot import PlotError, plot
+from tcpeval.plot import PlotError, flow_values, group_values, plot
 from tcpeval.store import Store, write_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,6 +120,16 @@ def test_a_store_box_plot_has_one_box_per_algorithm_with_its_median(store):
         rows = idx[idx["flows.0.cc"] == cc]
         values = pd.concat([rows["flow0.throughput_mbps"], rows["flow1.throughput_mbps"]])
         assert median == pytest.approx(values.median())
+
+
+def test_box_values_are_one_per_flow_or_one_per_run_for_a_run_s_value(store):
+    df = flow_values([store.root])
+    per_flow = group_values(df, "throughput_mbps", "flows.0.cc")
+    per_run = group_values(df, "jain_index", "flows.0.cc")
+    assert {g: len(v) for g, v in per_flow.items()} == {"reno": 4, "cubic": 4}  # 2 runs x 2
+    assert {g: len(v) for g, v in per_run.items()} == {"reno": 2, "cubic": 2}
+    idx = store.index()
+    assert sorted(per_run["cubic"]) == sorted(idx[idx["flows.0.cc"] == "cubic"]["jain_index"])
 
 
 def test_the_scatter_puts_each_flow_at_its_delay_and_throughput(runs):
@@ -223,3 +233,11 @@ def test_version_comes_from_pyproject():
 def test_plot_errors_are_value_errors_for_python_callers(runs):
     with pytest.raises(PlotError, match="allowed"):
         plot(runs[0], "timeseries", "mean_srtt_ms")
+
+
+def test_an_empty_store_is_an_error_not_an_empty_figure(tmp_path):
+    Store(tmp_path / "empty")
+    for kind in ("timeseries", "box"):
+        r = invoke("plot", tmp_path / "empty", "--kind", kind, "--out", tmp_path / "x.png")
+        assert r.exit_code == 2 and "no finished run" in r.output
+    assert not (tmp_path / "x.png").exists()
