@@ -511,22 +511,24 @@ def _compact(df):
 @app.command()
 def plot(
     sources: Annotated[list[Path], typer.Argument(help="run directories or result stores")],
-    kind: Annotated[str, typer.Option(help="timeseries, cdf, box or scatter")] = "timeseries",
+    kind: Annotated[str, typer.Option(help="timeseries, cdf, box, scatter or mean")
+                    ] = "timeseries",
     metric: Annotated[str, typer.Option(help="e.g. throughput_mbps, srtt_ms, cwnd_pkts, "
                                         "queue_pkts (see docs/user-guide.md)")] = "throughput_mbps",
     by: Annotated[str | None, typer.Option(help="group lines, boxes or points: cc, flow, "
                                           "run, or a store's axis")] = None,
     out_file: Annotated[Path, typer.Option("--out", help="file.png, .svg or .pdf")] = Path(
         "plot.png"),
+    x: Annotated[str | None, typer.Option(help="--kind mean: the store's axis on x")] = None,
 ) -> None:
-    """Plot finished runs or result stores: time series, CDFs, box plots, or
-    throughput against delay."""
+    """Plot finished runs or result stores: time series, CDFs, box plots,
+    throughput against delay, or a sweep's means with confidence intervals."""
     from .plot import PlotError, check_out, save
     from .plot import plot as draw
 
     try:
         target = check_out(out_file)  # before drawing
-        page = save(draw(sources, kind, metric, by), target)
+        page = save(draw(sources, kind, metric, by, x=x), target)
     except (PlotError, ScenarioError) as e:
         _fail(str(e))
     out().print(f"plot: {page}", highlight=False)

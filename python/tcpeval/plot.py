@@ -11,6 +11,9 @@ each labelled by its axis values.
   grouped by --by (cc by default). scatter is Pantheon's throughput-vs-delay
   plot: mean smoothed RTT on x (reversed: lower delay is better, to the right),
   the metric on y.
+- mean: a sweep's summary: the metric's mean against an axis (--x) with its
+  95% Student-t confidence interval over the values at each point (the
+  repetitions' flows, or runs for a run's value), one line per --by group.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-KINDS = ("timeseries", "cdf", "box", "scatter")
+KINDS = ("timeseries", "cdf", "box", "scatter", "mean")
 # Per-interval series: metric -> (table, column, y-axis label).
 SERIES = {
     "throughput_mbps": ("flows", "throughput_mbps", "throughput (Mbit/s)"),
@@ -58,10 +61,13 @@ class RunSource:
 
 
 def plot(sources, kind: str = "timeseries", metric: str = "throughput_mbps",
-         by: str | None = None, title: str | None = None):
-    """A matplotlib Figure of `metric` over `sources` (paths of runs or stores)."""
+         by: str | None = None, title: str | None = None, x: str | None = None):
+    """A matplotlib Figure of `metric` over `sources` (paths of runs or stores);
+    `x` is the axis of kind "mean"."""
     if kind not in KINDS:
         raise PlotError(f"--kind: {kind!r} is not one of {', '.join(KINDS)}")
+    if (x is None) != (kind != "mean"):
+        raise PlotError("--x: the axis of --kind mean (e.g. --x network.rtt), and only of it")
     allowed = SERIES if kind in ("timeseries", "cdf") else SUMMARY
     if metric not in allowed:
         raise PlotError(f"--metric: {metric!r} cannot be drawn as {kind}; allowed: "
@@ -74,6 +80,8 @@ def plot(sources, kind: str = "timeseries", metric: str = "throughput_mbps",
         if not runs:
             raise PlotError("no finished run to plot (the store holds none)")
         fig = _series_figure(runs, kind, metric, by)
+    elif kind == "mean":
+        fig = _mean_figure(flow_values(paths), metric, x, by)
     else:
         fig = _summary_figure(flow_values(paths), kind, metric, by or "cc")
     if title:
@@ -278,13 +286,17 @@ def _legend(ax) -> None:
 # ----- per-flow summary values --------------------------------------------------------------
 
 
-def _summary_figure(df, kind: str, metric: str, by: str):
+def _check_grouping(df, option: str, name: str) -> None:
     allowed = [*BY, *(c for c in df.columns if "." in c)]  # a store's axes are dotted keys
-    if by not in allowed:
-        raise PlotError(f"--by: {by!r} is not a grouping of these results; allowed: "
+    if name not in allowed:
+        raise PlotError(f"{option}: {name!r} is not a grouping of these results; allowed: "
                         f"{', '.join(allowed)}")
     if df.empty:
         raise PlotError("no finished run to plot")
+
+
+def _summary_figure(df, kind: str, metric: str, by: str):
+    _check_grouping(df, "--by", by)
     fig, ax = _figure()
     if kind == "box":
         data = group_values(df, metric, by)
@@ -313,3 +325,28 @@ def group_values(df, metric: str, by: str) -> dict:
     groups = df[by].astype(str)
     return {g: df.loc[groups == g, metric].astype(float).dropna().to_numpy()
             for g in dict.fromkeys(groups)}
+
+
+def _mean_figure(df, metric: str, x: str, by: str | None):
+    """Means with 95% confidence intervals (metrics.aggregate) at each value of
+    x, x's values evenly spaced in the store's order."""
+    from .metrics import aggregate
+
+    _check_grouping(df, "--x", x)
+    if by is not None:
+        _check_grouping(df, "--by", by)
+    fig, ax = _figure()
+    xs = list(dict.fromkeys(df[x].astype(str)))
+    hues = [None] if by is None else list(dict.fromkeys(df[by].astype(str)))
+    for n, hue in enumerate(hues):
+        rows = df if hue is None else df[df[by].astype(str) == hue]
+        points = group_values(rows, metric, x)
+        stats = [aggregate(points.get(v, [])) for v in xs]
+        ax.errorbar(range(len(xs)), [st["mean"] for st in stats],
+                    yerr=[0 if st["ci"] != st["ci"] else st["ci"] for st in stats],
+                    marker="o", capsize=4, lw=1, color=f"C{n % 10}", label=hue)
+    ax.set_xticks(range(len(xs)), xs)
+    ax.set_xlabel(x)
+    ax.set_ylabel(f"{LABELS.get(metric, metric)}: mean, 95% CI")
+    _legend(ax)
+    return fig

@@ -241,3 +241,21 @@ def test_an_empty_store_is_an_error_not_an_empty_figure(tmp_path):
         r = invoke("plot", tmp_path / "empty", "--kind", kind, "--out", tmp_path / "x.png")
         assert r.exit_code == 2 and "no finished run" in r.output
     assert not (tmp_path / "x.png").exists()
+
+
+def test_mean_plot_draws_each_points_mean_and_t_interval(store):
+    from tcpeval.metrics import t_quantile
+
+    ax = plot(store.root, "mean", "throughput_mbps", x="flows.0.cc").axes[0]
+    bars = ax.containers[0]
+    idx = store.index()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["reno", "cubic"]
+    for i, cc in enumerate(["reno", "cubic"]):
+        rows = idx[idx["flows.0.cc"] == cc]
+        v = pd.concat([rows["flow0.throughput_mbps"], rows["flow1.throughput_mbps"]]).to_numpy()
+        half = t_quantile(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
+        assert bars.lines[0].get_ydata()[i] == pytest.approx(v.mean())
+        top = bars.lines[1][1].get_ydata()[i]  # the upper caps
+        assert top - v.mean() == pytest.approx(half) and half > 0
+    bad = invoke("plot", store.root, "--kind", "mean", "--x", "network.rtt")
+    assert bad.exit_code == 2 and "--x: 'network.rtt'" in bad.output and "flows.0.cc" in bad.output
