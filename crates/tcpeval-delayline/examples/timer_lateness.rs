@@ -14,18 +14,27 @@
 use std::time::Instant;
 
 fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: ts is a valid timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn timespec(ns: u64) -> libc::timespec {
-    libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long }
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
 }
 
 fn cpu_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: ts is a valid timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -59,12 +68,25 @@ fn wait_until(how: Wait, deadline: u64) {
 fn abs_sleep(deadline: u64) {
     let ts = timespec(deadline);
     // SAFETY: ts is valid; EINTR only ends the wait early.
-    unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
 }
 
 fn set_fifo(on: bool) {
-    let param = libc::sched_param { sched_priority: if on { 50 } else { 0 } };
-    let policy = if on { libc::SCHED_FIFO } else { libc::SCHED_OTHER };
+    let param = libc::sched_param {
+        sched_priority: if on { 50 } else { 0 },
+    };
+    let policy = if on {
+        libc::SCHED_FIFO
+    } else {
+        libc::SCHED_OTHER
+    };
     // SAFETY: param is valid.
     unsafe { libc::sched_setscheduler(0, policy, &param) };
 }
@@ -110,17 +132,48 @@ fn measure(name: &str, how: Wait, fifo: bool, cpu: Option<usize>, gap: u64, n: u
 }
 
 fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
     let gap = args.first().copied().unwrap_or(200) * 1000;
     let n = args.get(1).copied().unwrap_or(5000) as usize;
     // SAFETY: plain prctl.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
     measure("ppoll relative", Wait::Ppoll, false, None, gap, n);
-    measure("ppoll relative, SCHED_FIFO", Wait::Ppoll, true, None, gap, n);
-    measure("clock_nanosleep absolute, SCHED_FIFO", Wait::AbsSleep, true, None, gap, n);
+    measure(
+        "ppoll relative, SCHED_FIFO",
+        Wait::Ppoll,
+        true,
+        None,
+        gap,
+        n,
+    );
+    measure(
+        "clock_nanosleep absolute, SCHED_FIFO",
+        Wait::AbsSleep,
+        true,
+        None,
+        gap,
+        n,
+    );
     for spin_us in [50, 100] {
         let name = format!("absolute, wake {spin_us} us early and spin, SCHED_FIFO");
-        measure(&name, Wait::AbsSleepSpin(spin_us * 1000), true, None, gap, n);
+        measure(
+            &name,
+            Wait::AbsSleepSpin(spin_us * 1000),
+            true,
+            None,
+            gap,
+            n,
+        );
     }
-    measure("absolute + spin 100 us, SCHED_FIFO, pinned to CPU 1", Wait::AbsSleepSpin(100_000), true, Some(1), gap, n);
+    measure(
+        "absolute + spin 100 us, SCHED_FIFO, pinned to CPU 1",
+        Wait::AbsSleepSpin(100_000),
+        true,
+        Some(1),
+        gap,
+        n,
+    );
 }

@@ -70,7 +70,8 @@ fn params_json() -> String {
 fn drivers() -> Option<&'static PathBuf> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
     DIR.get_or_init(|| {
-        let out = std::env::temp_dir().join(format!("tcpeval-bpf-agreement-{}", std::process::id()));
+        // Under target/ (cargo's scratch space for integration tests), one per run.
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("bpf-agreement-{}", std::process::id()));
         std::fs::create_dir_all(&out).ok()?;
         let Ok(mut gen) = Command::new("python3")
             .arg(bpf_dir().join("gen_params.py"))
