@@ -228,6 +228,11 @@ def test_version_comes_from_pyproject():
     done = subprocess.run([sys.executable, "-m", "tcpeval", "--version"], capture_output=True,
                           text=True, check=True)
     assert done.stdout == f"tcpeval {want}\n"
+    # Completion is on: typer's options appear, and the script names the command.
+    assert "--install-completion" in invoke("--help").stdout
+    script = subprocess.run([Path(sys.executable).parent / "tcpeval", "--show-completion",
+                             "bash"], capture_output=True, text=True, check=True).stdout
+    assert "_TCPEVAL_COMPLETE=complete_bash" in script and script.rstrip().endswith(" tcpeval")
 
 
 def test_plot_errors_are_value_errors_for_python_callers(runs):
