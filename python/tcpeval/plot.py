@@ -1,7 +1,8 @@
 """Plots of finished runs and result stores, after the fact (issue 31 item 1).
 
-`plot(sources, kind, metric, by)` returns a matplotlib Figure (a notebook shows
-it; `tcpeval plot ... --out f.png` saves it). A source is a run directory (with
+`plot(sources, kind, metric, by)` returns a matplotlib Figure, made without
+pyplot so no global figure is left open (a notebook with `%matplotlib inline`
+shows it; `tcpeval plot ... --out f.png` saves it). A source is a run directory (with
 summary.json) or a result store (with runs/); a store stands for all its runs,
 each labelled by its axis values.
 
