@@ -531,6 +531,8 @@ def plot(
         page = save(draw(sources, kind, metric, by, x=x), target)
     except (PlotError, ScenarioError) as e:
         _fail(str(e))
+    except OSError as e:  # a run missing a table, an unwritable --out
+        _fail(f"{e.filename}: {e.strerror}" if e.filename else f"missing or unreadable: {e}")
     out().print(f"plot: {page}", highlight=False)
 
 

@@ -264,3 +264,13 @@ def test_mean_plot_draws_each_points_mean_and_t_interval(store):
         assert top - v.mean() == pytest.approx(half) and half > 0
     bad = invoke("plot", store.root, "--kind", "mean", "--x", "network.rtt")
     assert bad.exit_code == 2 and "--x: 'network.rtt'" in bad.output and "flows.0.cc" in bad.output
+
+
+def test_a_run_missing_a_table_is_one_error(runs, tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for f in runs[0].iterdir():
+        if f.name != "trace.parquet":
+            (broken / f.name).write_bytes(f.read_bytes())
+    r = invoke("plot", broken, "--metric", "cwnd_pkts", "--out", tmp_path / "x.png")
+    assert r.exit_code == 2 and "trace.parquet" in r.output
