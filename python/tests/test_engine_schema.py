@@ -148,3 +148,21 @@ def test_the_front_ends_defaults_are_the_engines_constants():
     assert c["header_bytes"] == constants.HEADER_BYTES
     r = resolve(load_scenario({"flows": [{}]}))["flows"][0]
     assert (r["mss"], r["delack_timeout_ns"]) == (c["mss_bytes"], c["delack_timeout_ns"])
+
+
+def test_every_flow_field_reaches_the_engine_by_one_naming_rule():
+    """A flow field passes to the engine's FlowConfig under its name plus its
+    unit's suffix (or its rename): adding a model field the engine lacks, or an
+    engine field no model field feeds, fails here (issue 27: a new flow parameter
+    is the engine's struct, the model and the docs)."""
+    from tcpeval.scenario.models import Flow, engine_names
+
+    schema = json.loads(_sim.config_schema())
+    engine = set(schema["definitions"]["FlowConfig"]["properties"])
+    names = engine_names(Flow)
+    passed = {names[n] for n in Flow.model_fields if n not in Flow.EXPANDED}
+    assert passed <= engine, passed - engine
+    fed = set(names.values())
+    # `trace` is set for background flows only (their traces are not kept).
+    assert engine - fed == {"trace"}
+    assert names["rtt"] == "rtt_ns" and names["max_window"] == "max_window_bytes"

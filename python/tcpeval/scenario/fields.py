@@ -4,6 +4,7 @@ parse what was written ("100Mbps", "20%bdp") once, into numbers in base units.""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Annotated
 
 from pydantic import BeforeValidator, PlainSerializer
@@ -64,13 +65,30 @@ def _rate_or_share(value) -> float | Share:
     return parse_rate(value)
 
 
+def nanoseconds(seconds: float) -> int:
+    """The engine counts time in integer nanoseconds."""
+    return int(round(seconds * 1e9))
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineUnit:
+    """How a field of this unit reaches the engine: the engine's field carries the
+    unit as a suffix (`rtt` -> `rtt_ns`) and its value is converted."""
+
+    suffix: str
+    convert: Callable[[float], int] | None = None
+
+    def to_engine(self, value):
+        return value if value is None or self.convert is None else self.convert(value)
+
+
 # The unit types of scenario fields: numbers in base units (bit/s, seconds,
 # bytes), parsed once from what was written; dumped back as numbers (a buffer
 # or a share as written).
 Rate = Annotated[float, BeforeValidator(_parsed(parse_rate))]
 
 
-Time = Annotated[float, BeforeValidator(_parsed(parse_time))]
+Time = Annotated[float, BeforeValidator(_parsed(parse_time)), EngineUnit("_ns", nanoseconds)]
 
 
 PositiveTime = Annotated[float, BeforeValidator(_parsed(_positive_time))]
@@ -79,7 +97,7 @@ PositiveTime = Annotated[float, BeforeValidator(_parsed(_positive_time))]
 Size = Annotated[int, BeforeValidator(_parsed(parse_size))]
 
 
-Window = Annotated[int, BeforeValidator(_parsed(_window_size))]
+Window = Annotated[int, BeforeValidator(_parsed(_window_size)), EngineUnit("_bytes")]
 
 
 BufferSize = Annotated[Buffer, BeforeValidator(_parsed(parse_buffer_spec)),

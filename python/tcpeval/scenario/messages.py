@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .models import Scenario
+from .models import Flow, Scenario, engine_names
 
 
 def _loc(loc: tuple) -> str:
@@ -93,10 +93,7 @@ _RUN_KEYS = {"seed": "run.seed", "duration_ns": "run.duration", "interval_ns": "
              "flows": "flows", "network": "network"}
 
 
-_FLOW_KEYS = {"rtt_ns": "rtt", "start_ns": "start", "stop_ns": "stop",
-              "max_window_bytes": "max_window", "nic_queue_pkts": "txqueuelen",
-              "delack_timeout_ns": "delack_timeout", "send_overhead_ns": "send_overhead",
-              "group": "label"}
+_FLOW_KEYS = {engine: name for name, engine in engine_names(Flow).items()}
 
 
 _UDP_KEYS = {"rate_bps": "rate", "amplitude_bps": "amplitude", "period_ns": "period",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 import json
+import typing
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -13,7 +14,17 @@ from .. import traffic
 from ..cc_names import available_algorithms
 from ..constants import DELACK_TIMEOUT_S, INITIAL_CWND, MTU_BYTES
 from ..units import MAX_BUFFER_PKTS, parse_time
-from .fields import BufferSize, PositiveTime, Rate, RateOrShare, Size, Time, Window, _parsed
+from .fields import (
+    BufferSize,
+    EngineUnit,
+    PositiveTime,
+    Rate,
+    RateOrShare,
+    Size,
+    Time,
+    Window,
+    _parsed,
+)
 from .limits import MAX_FLOWS, MAX_INITIAL_CWND
 
 
@@ -59,6 +70,17 @@ class Network(_Model):
 
 
 class Flow(_Model):
+    # A field reaches the engine's flow (FlowConfig) under its own name plus its
+    # unit's suffix (`rtt` -> `rtt_ns`, fields.EngineUnit) unless renamed here;
+    # the fields in EXPANDED are expanded by the front end (counts, streams, start
+    # times, an inherited RTT, a transfer's bytes per stream, the MSS from the
+    # MTU, labels), every other one passes unchanged but for its unit. So a new
+    # flow parameter is FlowConfig's field, this model's field and its docs.
+    ENGINE_RENAMES: ClassVar[dict[str, str]] = {"txqueuelen": "nic_queue_pkts",
+                                                "label": "group", "start": "start_ns"}
+    EXPANDED: ClassVar[frozenset[str]] = frozenset(
+        {"count", "streams", "start", "start_jitter", "rtt", "bytes", "mss", "label"})
+
     cc: str = "reno"
     count: int = Field(1, ge=1, le=MAX_FLOWS)
     streams: int = Field(1, ge=1, le=1024)
@@ -228,3 +250,35 @@ class Scenario(_Model):
     udp: list[Udp] = []
     background: Background = Background()
     run: Run = Run()
+
+
+def engine_unit(model: type[BaseModel], name: str) -> EngineUnit | None:
+    """The engine unit of a model field's type (also inside `X | None`)."""
+    info = model.model_fields[name]
+    found = [m for m in info.metadata if isinstance(m, EngineUnit)]
+    for arg in typing.get_args(info.annotation):
+        found += [m for m in getattr(arg, "__metadata__", ()) if isinstance(m, EngineUnit)]
+    return found[0] if found else None
+
+
+@functools.cache
+def engine_names(model: type[BaseModel]) -> dict[str, str]:
+    """Model field -> the engine's field: renamed, or its name with its unit's suffix."""
+    renames = getattr(model, "ENGINE_RENAMES", {})
+    out = {}
+    for name in model.model_fields:
+        unit = engine_unit(model, name)
+        out[name] = renames.get(name, name + (unit.suffix if unit else ""))
+    return out
+
+
+def passed_to_engine(f: Flow) -> dict:
+    """The engine flow's fields that come straight from the flow entry."""
+    names = engine_names(Flow)
+    return {names[n]: _engine_value(Flow, n, getattr(f, n))
+            for n in Flow.model_fields if n not in Flow.EXPANDED}
+
+
+def _engine_value(model: type[BaseModel], name: str, value):
+    unit = engine_unit(model, name)
+    return unit.to_engine(value) if unit else value

@@ -12,6 +12,7 @@ from ..errors import ScenarioError
 from ..units import Buffer, UnitError
 from .background import _background, expand_background
 from .fields import Share
+from .fields import nanoseconds as _ns
 from .limits import (
     DEFAULT_TRACE_INTERVAL_S,
     MAX_BDP_PKTS,
@@ -20,15 +21,11 @@ from .limits import (
     _check_times,
 )
 from .messages import user_field
-from .models import Flow, Hop, Network, Red, Scenario
+from .models import Flow, Hop, Network, Red, Scenario, passed_to_engine
 
 # The random stream of start jitter, derived from the run's seed (one per use:
 # see background.BACKGROUND_STREAM).
 START_JITTER_STREAM = 0x5A
-
-
-def _ns(seconds: float) -> int:
-    return int(round(seconds * 1e9))
 
 
 def _buffer(spec: Buffer, bdp_bytes: float, packet_bytes: int, field: str) -> dict:
@@ -149,7 +146,7 @@ def _engine_flows(sc: Scenario, rtt_s: float,
         total = f.bytes
         if total is not None and total < f.streams:
             raise ScenarioError(f"flows[{k}].bytes: fewer bytes than streams")
-        window = f.max_window
+        passed = passed_to_engine(f)
         for start in _starts(f, k, sc.run.seed):
             fid = len(logical)
             label = f.label or f"{f.cc}-{fid}"
@@ -158,16 +155,8 @@ def _engine_flows(sc: Scenario, rtt_s: float,
                 share = None if total is None else total // f.streams + (s < total % f.streams)
                 ids.append(len(engine))
                 engine.append({
-                    "cc": f.cc, "params": f.params,
-                    "rtt_ns": _ns(f.rtt if f.rtt is not None else rtt_s),
-                    "start_ns": _ns(start),
-                    "stop_ns": _ns(f.stop) if f.stop is not None else None,
-                    "bytes": share, "max_window_bytes": window,
-                    "mss": mss, "mtu": f.mtu, "sack": f.sack, "delayed_ack": f.delayed_ack,
-                    "delack_timeout_ns": _ns(f.delack_timeout),
-                    "initial_cwnd": f.initial_cwnd, "direction": f.direction,
-                    "path": f.path, "nic_queue_pkts": f.txqueuelen, "group": label,
-                    "send_overhead_ns": _ns(f.send_overhead),
+                    **passed, "rtt_ns": _ns(f.rtt if f.rtt is not None else rtt_s),
+                    "start_ns": _ns(start), "bytes": share, "mss": mss, "group": label,
                 })
             logical.append({"id": fid, "label": label, "cc": f.cc, "streams": ids,
                             "entry": k})
