@@ -8,6 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from .. import metrics
 from .translate import KERNEL_VERSION, RESULTS_FILE, Ns2Script
 
 
@@ -74,13 +75,6 @@ def cwnd_trace(raw: dict, script: Ns2Script) -> dict:
             "cwnd_pkts": {n: [row[1 + i] for row in raw["cwnd"]] for i, n in enumerate(names)}}
 
 
-def _jain(xs: list[float]) -> float | None:
-    total = sum(xs)
-    if not xs or total <= 0:
-        return None
-    return total * total / (len(xs) * sum(x * x for x in xs))
-
-
 def _stream_stats(i: int, f: dict, raw: dict, window: float) -> dict:
     start, end = raw["marks"]["from"][i], raw["marks"]["end"][i]
     # ack_ is the highest cumulative ACK in packets of packetSize_ (mss) bytes.
@@ -122,6 +116,7 @@ def summarize(raw: dict, script: Ns2Script, logical: list[dict], seed: int,
             "utilization": (q1[2] - q0[2]) * 8 / (script.capacity_bps * window),
             "drops": int(q1[1] - q0[1]), "drops_total": int(q1[1]),
         },
-        "jain_index": _jain([f["throughput_mbps"] for f in flows]),
+        "jain_index": (metrics.jain_index([f["throughput_mbps"] for f in flows])
+                       if flows else None),
         "sim": {"wall_s": wall_s, "simulator": f"ns-2.35 TCP-Linux ({KERNEL_VERSION})"},
     }
