@@ -200,21 +200,31 @@ class Line:
     flow: int | None = None
 
 
-def series(run: RunSource, metric: str) -> list[Line]:
-    """The lines of one run: a flow's series (streams summed, RTT averaged; an
-    RTT of 0 before the first sample is missing, not 0), or the bottleneck's
-    queue (a parking lot's narrowest hop)."""
-    import numpy as np
+def bottleneck_queue(result):
+    """The queue samples of the summary's bottleneck (a parking lot's narrowest hop)."""
+    return result.queue[result.queue["link"] == result.summary["bottleneck"]["name"]]
 
-    from .report import bottleneck_queue
+
+def series(run: RunSource, metric: str) -> list[Line]:
+    """The lines of one stored run (see `result_lines`)."""
     from .run import load_run
 
+    return result_lines(load_run(run.path), metric, run.label)
+
+
+def result_lines(result, metric: str, label: str = "") -> list[Line]:
+    """The lines of one run's Result: a flow's series (streams summed, RTT
+    averaged; an RTT of 0 before the first sample is missing, not 0), or the
+    bottleneck's queue (a parking lot's narrowest hop)."""
+    import numpy as np
+
     table, column, _ = SERIES[metric]
-    result = load_run(run.path)
     if table == "queue":
         q = bottleneck_queue(result)
-        return [Line(run.label or "queue", q["t_s"].to_numpy(), q[column].to_numpy(float))]
+        return [Line(label or "queue", q["t_s"].to_numpy(), q[column].to_numpy(float))]
     df = getattr(result, table)
+    if column not in df:  # a run stored before the engine recorded the column
+        return []
     if metric == "srtt_ms":
         df = df.assign(srtt_ms=df["srtt_ms"].where(df["srtt_ms"] > 0, np.nan))
     how = "mean" if metric == "srtt_ms" else "sum"
@@ -223,17 +233,37 @@ def series(run: RunSource, metric: str) -> list[Line]:
     lines = []
     for flow, rows in grouped.groupby("flow"):
         name = flows[flow]["label"] if flow in flows else f"flow {flow}"
-        lines.append(Line(f"{run.label}: {name}" if run.label else name, rows["t_s"].to_numpy(),
+        lines.append(Line(f"{label}: {name}" if label else name, rows["t_s"].to_numpy(),
                           rows[column].to_numpy(float), flows.get(flow, {}).get("cc"), flow))
     return lines
 
 
-def _series_figure(runs: list[RunSource], kind: str, metric: str, by: str | None):
+def draw_line(ax, line: Line, kind: str, color=None, label=None) -> None:
+    """A line as a time series, or as the CDF of its values (missing ones left out)."""
     import numpy as np
 
+    if kind == "timeseries":
+        ax.plot(line.t, line.v, lw=1, color=color, label=label)
+        return
+    x = np.sort(line.v[~np.isnan(line.v)])
+    ax.step(x, np.arange(1, len(x) + 1) / max(len(x), 1), where="post", lw=1, color=color,
+            label=label)
+
+
+def label_axes(ax, kind: str, metric: str) -> None:
+    ylabel = SERIES[metric][2]
+    if kind == "timeseries":
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(ylabel)
+    else:
+        ax.set_xlabel(ylabel)
+        ax.set_ylabel("fraction of intervals")
+
+
+def _series_figure(runs: list[RunSource], kind: str, metric: str, by: str | None):
     if by is not None and by not in BY:
         raise PlotError(f"--by: {by!r} cannot group {kind} lines; allowed: {', '.join(BY)}")
-    fig, ax = _figure()
+    fig, ax = figure()
     solo = len(runs) == 1
     colors: dict[str, str] = {}
     for run in runs:
@@ -243,30 +273,21 @@ def _series_figure(runs: list[RunSource], kind: str, metric: str, by: str | None
                 group = _group_of(by, run, line)
                 label = None if group in colors else group
                 color = colors.setdefault(group, f"C{len(colors) % 10}")
-            if kind == "timeseries":
-                ax.plot(line.t, line.v, lw=1, color=color, label=label)
-            else:
-                x = np.sort(line.v[~np.isnan(line.v)])
-                ax.step(x, np.arange(1, len(x) + 1) / max(len(x), 1), where="post", lw=1,
-                        color=color, label=label)
-    ylabel = SERIES[metric][2]
-    if kind == "timeseries":
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel(ylabel)
-    else:
-        ax.set_xlabel(ylabel)
-        ax.set_ylabel("fraction of intervals")
-    _legend(ax)
+            draw_line(ax, line, kind, color, label)
+    label_axes(ax, kind, metric)
+    legend(ax)
     return fig
 
 
-def _figure():
+def figure(size=(10, 4.5), columns: int = 1):
+    """A Figure (without pyplot) and its axes, one per column."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(10, 4.5), layout="constrained")
-    ax = fig.add_subplot()
-    ax.grid(alpha=0.3)
-    return fig, ax
+    fig = Figure(figsize=size, layout="constrained")
+    axes = list(fig.subplots(1, columns, squeeze=False)[0])
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    return fig, (axes[0] if columns == 1 else axes)
 
 
 def _group_of(by: str, run: RunSource, line: Line) -> str:
@@ -278,7 +299,7 @@ def _group_of(by: str, run: RunSource, line: Line) -> str:
     return run.label or run.path.name
 
 
-def _legend(ax) -> None:
+def legend(ax) -> None:
     _, labels = ax.get_legend_handles_labels()
     if labels:
         ax.legend(fontsize=9, loc="best", ncol=1 + len(labels) // 12)
@@ -298,7 +319,7 @@ def _check_grouping(df, option: str, name: str) -> None:
 
 def _summary_figure(df, kind: str, metric: str, by: str):
     _check_grouping(df, "--by", by)
-    fig, ax = _figure()
+    fig, ax = figure()
     if kind == "box":
         data = group_values(df, metric, by)
         parts = ax.boxplot(list(data.values()), tick_labels=list(data))
@@ -314,7 +335,7 @@ def _summary_figure(df, kind: str, metric: str, by: str):
     ax.invert_xaxis()  # Pantheon: lower delay (better) to the right
     ax.set_xlabel(LABELS["mean_srtt_ms"] + " (reversed: better to the right)")
     ax.set_ylabel(LABELS.get(metric, metric))
-    _legend(ax)
+    legend(ax)
     return fig
 
 
@@ -336,7 +357,7 @@ def _mean_figure(df, metric: str, x: str, by: str | None):
     _check_grouping(df, "--x", x)
     if by is not None:
         _check_grouping(df, "--by", by)
-    fig, ax = _figure()
+    fig, ax = figure()
     xs = list(dict.fromkeys(df[x].astype(str)))
     hues = [None] if by is None else list(dict.fromkeys(df[by].astype(str)))
     for n, hue in enumerate(hues):
@@ -349,5 +370,5 @@ def _mean_figure(df, metric: str, x: str, by: str | None):
     ax.set_xticks(range(len(xs)), xs)
     ax.set_xlabel(x)
     ax.set_ylabel(f"{LABELS.get(metric, metric)}: mean, 95% CI")
-    _legend(ax)
+    legend(ax)
     return fig

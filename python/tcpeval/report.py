@@ -1,7 +1,11 @@
 """Self-contained HTML reports (no server: figures are embedded as PNG data).
 
-`run_report` draws what a researcher looks at first after a run: goodput and
-cwnd per flow over time, RTT, the bottleneck queue, and the summary table.
+`run_report` draws what a researcher looks at first after a run (issue 31
+item 2): goodput, cwnd and RTT per flow over time, the bottleneck queue with
+its buffer limit, retransmits and drops per interval, CDFs of throughput and
+RTT over the measurement window, the summary table, the scenario and the tool
+version. Every figure is full width, with the measurement window shaded; the
+lines come from plot.py (one implementation of each series).
 """
 
 from __future__ import annotations
@@ -9,58 +13,120 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 from pathlib import Path
 
-import matplotlib
+from .plot import (
+    SERIES,
+    Line,
+    bottleneck_queue,
+    draw_line,
+    figure,
+    label_axes,
+    legend,
+    result_lines,
+)
+from .run import Result
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from .run import Result  # noqa: E402
+WIDE = (11, 3.6)  # inches: full page width at the page's 1100 px
+WINDOW_COLOR = "#fff3c4"
 
 
 def _png(fig) -> str:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
+    fig.savefig(buf, format="png", dpi=100)
     return base64.b64encode(buf.getvalue()).decode()
 
 
-def _labels(result: Result) -> dict[int, str]:
-    return {f["id"]: f["label"] for f in result.summary["flows"]}
+def _time_axes(ax, result: Result) -> None:
+    """The whole run on x (every time figure aligned), the measurement window shaded."""
+    start, end = result.summary["window_s"]
+    ax.axvspan(start, end, color=WINDOW_COLOR, zorder=0, label="measurement window")
+    ax.set_xlim(0, result.scenario["duration_ns"] / 1e9)
 
 
-def _per_flow_plot(df, column: str, ylabel: str, title: str, labels: dict[int, str]) -> str:
-    fig, ax = plt.subplots(figsize=(8, 3.2))
-    for flow, rows in df.groupby("flow"):
-        ax.plot(rows["t_s"], rows[column], label=labels.get(flow, str(flow)), lw=1)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel(ylabel)
+def _per_interval(ax, t, values, interval_s: float, **style) -> None:
+    """Counts of each report interval drawn over the interval they count (t is
+    the interval's end; the last interval of a run may be shorter)."""
+    if len(t):
+        ax.stairs(values, [t[0] - interval_s, *t], baseline=None, **style)
+
+
+def time_figure(result: Result, metric: str, title: str):
+    fig, ax = figure(WIDE)
+    _time_axes(ax, result)
+    for line in result_lines(result, metric):
+        draw_line(ax, line, "timeseries", label=line.name)
+    label_axes(ax, "timeseries", metric)
     ax.set_title(title)
-    ax.grid(alpha=0.3)
-    if len(labels) <= 12:
-        ax.legend(fontsize=7, loc="best")
-    return _png(fig)
+    legend(ax)
+    return fig
 
 
-def bottleneck_queue(result: Result):
-    """The queue samples of the summary's bottleneck (a parking lot's narrowest hop)."""
-    return result.queue[result.queue["link"] == result.summary["bottleneck"]["name"]]
-
-
-def _queue_plot(result: Result) -> str:
+def bottleneck_hop(result: Result) -> dict:
+    """The resolved hop the summary names as bottleneck ("bottleneck" is a
+    dumbbell's only hop, "hop<j>" a parking lot's j-th)."""
     name = result.summary["bottleneck"]["name"]
+    hops = result.scenario["network"]["hops"]
+    return hops[int(name[3:])] if name.startswith("hop") else hops[0]
+
+
+def queue_figure(result: Result):
+    """The bottleneck's queue with its buffer limit: in packets, or in KB
+    when the buffer is given in bytes."""
+    hop = bottleneck_hop(result)
     q = bottleneck_queue(result)
-    fig, ax = plt.subplots(figsize=(8, 2.6))
-    ax.plot(q["t_s"], q["queue_pkts"], lw=0.8, label="queue")
-    if "red_avg_pkts" in q and q["red_avg_pkts"].notna().any():
-        ax.plot(q["t_s"], q["red_avg_pkts"], lw=1, label="RED average")
-        ax.legend(fontsize=7)
+    fig, ax = figure(WIDE)
+    _time_axes(ax, result)
+    if hop.get("buffer_pkts") is None and hop.get("buffer_bytes") is not None:
+        ax.plot(q["t_s"], q["queue_bytes"] / 1e3, lw=1, label="queue")
+        ax.axhline(hop["buffer_bytes"] / 1e3, color="red", ls="--", label="buffer limit")
+        ax.set_ylabel("queue (KB)")
+    else:
+        ax.plot(q["t_s"], q["queue_pkts"], lw=1, label="queue")
+        if hop.get("buffer_pkts") is not None:
+            ax.axhline(hop["buffer_pkts"], color="red", ls="--", label="buffer limit")
+        if "red_avg_pkts" in q and q["red_avg_pkts"].notna().any():
+            ax.plot(q["t_s"], q["red_avg_pkts"].astype(float), lw=1, label="RED average")
+        ax.set_ylabel("queue (packets)")
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("packets")
+    name = result.summary["bottleneck"]["name"]
     ax.set_title("bottleneck queue" if name == "bottleneck" else f"bottleneck queue ({name})")
-    ax.grid(alpha=0.3)
-    return _png(fig)
+    legend(ax)
+    return fig
+
+
+def loss_figure(result: Result):
+    """Retransmits per flow and the bottleneck's drops, per report interval."""
+    fig, ax = figure(WIDE)
+    _time_axes(ax, result)
+    interval = result.scenario["interval_ns"] / 1e9
+    for line in result_lines(result, "retransmits"):
+        _per_interval(ax, line.t, line.v, interval, lw=1, label=f"{line.name} retransmits")
+    links = result.links
+    drops = links[links["link"] == result.summary["bottleneck"]["name"]]
+    _per_interval(ax, drops["t_s"].to_numpy(), drops["drops"].to_numpy(float), interval,
+                  lw=1.5, color="black", ls="--", label="bottleneck drops")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("packets per interval")
+    ax.set_title("retransmits and drops per report interval")
+    legend(ax)
+    return fig
+
+
+def cdf_figure(result: Result):
+    """CDFs of per-interval goodput and of the RTT samples inside the window."""
+    start, end = result.summary["window_s"]
+    fig, axes = figure(WIDE, columns=2)
+    for ax, metric in zip(axes, ("throughput_mbps", "srtt_ms"), strict=True):
+        for line in result_lines(result, metric):
+            inside = (line.t > start) & (line.t <= end + 1e-9)
+            window = Line(line.name, line.t[inside], line.v[inside])
+            draw_line(ax, window, "cdf", label=line.name)
+        label_axes(ax, "cdf", metric)
+        ax.set_title(f"CDF of {SERIES[metric][2].split(' (')[0]} ({start:g}-{end:g} s)")
+        legend(ax)
+    return fig
 
 
 def _summary_table(summary: dict) -> str:
@@ -78,40 +144,61 @@ def _summary_table(summary: dict) -> str:
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
 
-def _img(data: str, alt: str) -> str:
-    return f'<figure><img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"></figure>'
+def _img(fig, alt: str, caption: str) -> str:
+    return (f'<figure><img alt="{html.escape(alt)}" src="data:image/png;base64,{_png(fig)}">'
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+def _figures(result: Result) -> list[str]:
+    window = "shaded: the measurement window the summary covers"
+    return [
+        _img(time_figure(result, "throughput_mbps", "goodput per report interval"),
+             "goodput", f"Goodput per flow and report interval ({window})."),
+        _img(time_figure(result, "cwnd_pkts", "congestion window"), "cwnd",
+             f"Congestion window per flow, streams summed ({window})."),
+        _img(time_figure(result, "srtt_ms", "smoothed RTT"), "rtt",
+             f"Smoothed RTT per flow; no line before a flow's first RTT sample ({window})."),
+        _img(queue_figure(result), "queue",
+             f"Queue of the bottleneck the summary names; dashed red: its buffer ({window})."),
+        _img(loss_figure(result), "retransmits and drops",
+             f"Retransmitted segments per flow and packets dropped at the bottleneck ({window})."),
+        _img(cdf_figure(result), "CDFs",
+             "CDFs over the measurement window: goodput per interval, RTT per trace sample."),
+    ]
+
+
+def _scenario(result: Result) -> str:
+    text = json.dumps(result.scenario, indent=2, sort_keys=True)
+    return ("<details><summary>scenario (resolved, JSON)</summary>"
+            f"<pre>{html.escape(text)}</pre></details>")
 
 
 def run_report(result: Result, path: str | Path, title: str = "tcpeval run") -> Path:
-    """Write a self-contained HTML report of one run."""
+    """Write a self-contained HTML report of one run (`run_report(load_run(dir), path)`
+    for a stored run)."""
+    from .version import version
+
     s = result.summary
     b = s["bottleneck"]
-    labels = _labels(result)
-    figures = [
-        _img(_per_flow_plot(result.flows, "throughput_mbps", "goodput (Mbit/s)",
-                            "goodput per report interval", labels), "goodput"),
-        _img(_per_flow_plot(result.trace.groupby(["t_s", "flow"], as_index=False)["cwnd_pkts"]
-                            .sum(), "cwnd_pkts", "cwnd (packets)", "congestion window",
-                            labels), "cwnd"),
-        _img(_per_flow_plot(result.trace.groupby(["t_s", "flow"], as_index=False)["srtt_ms"]
-                            .mean(), "srtt_ms", "smoothed RTT (ms)", "RTT", labels), "rtt"),
-        _img(_queue_plot(result), "queue"),
-    ]
     start, end = s["window_s"]
     jain = "-" if s["jain_index"] is None else f"{s['jain_index']:.3f}"
     hop = "" if b["name"] == "bottleneck" else f" ({html.escape(b['name'])})"
     body = f"""<h1>{html.escape(title)}</h1>
+<p class="version">tcpeval {html.escape(version())}</p>
 <p>backend {s['backend']}, seed {s['seed']}, measurement window {start:g}-{end:g} s.
 Bottleneck{hop} {b['capacity_mbps']:g} Mbit/s: utilization {100 * b['utilization']:.1f}%,
 drops {b['drops']}, loss rate {b['loss_rate']:.2e}, mean queue {b['mean_queue_pkts']:.1f}
 packets. Jain index {jain}.</p>
 {_summary_table(s)}
-{''.join(figures)}"""
+{''.join(_figures(result))}
+{_scenario(result)}"""
     page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>body{{font-family:sans-serif;max-width:960px;margin:2em auto}}
+<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}
-img{{max-width:100%}}</style></head><body>{body}</body></html>
+figure{{margin:1.5em 0}}img{{width:100%}}figcaption{{color:#444;font-size:90%}}
+.version{{color:#666}}pre{{background:#f6f6f6;padding:1em;overflow:auto}}</style>
+</head><body>{body}</body></html>
 """
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -72,16 +72,27 @@ def check_page(page, tmp_path):
     assert decoded_images(page, tmp_path) == n, "an image did not decode"
     spreads = figures_drawn(page)
     assert len(spreads) == n and min(spreads) > 0.02, f"a blank figure: {spreads}"
+    return dom
 
 
 def test_run_report_renders(tmp_path):
     import tcpeval
     from tcpeval.report import run_report
+    from tcpeval.version import version
 
     res = tcpeval.run({"network": {"bottleneck": "20Mbps", "rtt": "40ms"},
                        "flows": [{"cc": "reno", "count": 2}],
                        "run": {"duration": "5s", "measure_from": "1s"}})
-    check_page(run_report(res, tmp_path / "report.html"), tmp_path)
+    page = run_report(res, tmp_path / "report.html")
+    # What the rendered page must show (issue 31 item 2): six captioned
+    # figures, the tool version, the scenario folded away, the summary table.
+    dom = check_page(page, tmp_path)
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", dom)
+    assert len(captions) == dom.count("<img") == 6
+    assert any("CDF" in c for c in captions) and any("buffer" in c for c in captions)
+    assert f"tcpeval {version()}" in dom
+    assert re.search(r"<details><summary>scenario[^<]*</summary><pre>", dom)
+    assert "<details open" not in dom and "reno-1" in dom
 
 
 @pytest.mark.parametrize("name", sorted(STUDIES))

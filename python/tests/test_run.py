@@ -130,7 +130,7 @@ def test_run_report_is_self_contained_with_every_figure(tmp_path, result):
     from tcpeval.report import run_report
 
     page = run_report(result, tmp_path / "r" / "report.html").read_text()
-    assert page.count("data:image/png;base64,") == 4
+    assert page.count("data:image/png;base64,") == 6
     assert "<script" not in page and "http" not in page.split("<body>")[1]
     for f in result.summary["flows"]:
         assert f["label"] in page
