@@ -593,11 +593,12 @@ def _fmt_diff(diff, rel) -> str:
 @app.command()
 def export(
     run_dir: Annotated[Path, typer.Argument(help="a run's result directory")],
-    fmt: Annotated[str, typer.Option("--format", help="csv or json")] = "csv",
+    fmt: Annotated[str, typer.Option("--format", help="csv, json or flent")] = "csv",
 ) -> None:
     """Export a run: csv writes <table>.csv beside each Parquet table; json prints
-    the summary with every per-interval series."""
-    from .export import FORMATS, intervals, write_csv
+    the summary with every per-interval series; flent writes <run>.flent.gz
+    (Flent's data file: flent -i FILE -p totals)."""
+    from .export import FORMATS, intervals, write_csv, write_flent
     from .store import OutputError
 
     if fmt not in FORMATS:
@@ -612,7 +613,7 @@ def export(
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
     try:
-        written = write_csv(run_dir)
+        written = [write_flent(run_dir)] if fmt == "flent" else write_csv(run_dir)
     except OutputError as e:
         _fail(str(e))
     for path in written:
