@@ -210,6 +210,11 @@ def test_the_grid_reports_mean_ci_and_verdict_per_cell():
     assert mean == pytest.approx(-0.02)
     assert half == pytest.approx(4.303 * 0.01 / 3 ** 0.5)  # sd 0.01, t(0.975, 2)
     assert r["stats"]["share"][0] == pytest.approx(0.1 / 3)
+    # Alike flows: the larger share is compared with the larger, whichever flow has it.
+    swapped = cmp(100, 100, (0.4, 0.6), 0.0)
+    swapped["flows"][0]["throughput_mbps"]["sim"] = 60
+    swapped["flows"][1]["throughput_mbps"]["sim"] = 40
+    assert grid.metrics(swapped)["share"] == pytest.approx(0.0)
     assert r["runs"] == 4 and r["misses"] == []
     assert 'flows.0.count=2' in cell.overrides() and 'network.buffer="1bdp"' in cell.overrides()
     bad = grid.verdict({"aggregate": (0.05, 0), "share": (0.2, 0), "srtt": (-0.01, 0)})

@@ -1,6 +1,6 @@
 """`python -m tcpeval.testbed check [--json]` and
 `python -m tcpeval.testbed grid [--quick] [--reps N] [--attempts N] [--cc a,b,...]
-[--scenario PATH]` (the agreement grid, grid.py; Markdown on stdout)."""
+[--scenario PATH] [--raw FILE]` (the agreement grid, grid.py; Markdown on stdout)."""
 
 import argparse
 import json
@@ -32,6 +32,7 @@ def _grid(argv: list[str]) -> int:
     p.add_argument("--attempts", type=int, default=3)
     p.add_argument("--cc", default=",".join(grid.KERNEL + grid.BPF))
     p.add_argument("--scenario", type=Path, default=DEFAULT_SCENARIO)
+    p.add_argument("--raw", type=Path, help="also write every comparison here (JSON lines)")
     a = p.parse_args(argv)
     offers = check()["algorithms"]
     ccs = [c for c in a.cc.split(",") if c]
@@ -46,6 +47,10 @@ def _grid(argv: list[str]) -> int:
         print(f"{cell.name} ...", file=sys.stderr, flush=True)
         try:
             results.append(grid.run_cell(a.scenario, cell, a.reps, a.attempts, compare))
+            if a.raw:
+                with a.raw.open("a") as f:
+                    for c in results[-1]["comparisons"]:
+                        f.write(json.dumps({"cell": cell.name, **c}) + "\n")
         except InvalidRun as e:
             print(f"  no valid testbed run in {a.attempts} attempts: {e}", file=sys.stderr)
     sys.stdout.write(grid.markdown(results))

@@ -52,9 +52,11 @@ def cells(ccs: Iterable[str], quick: bool = False) -> list[Cell]:
 
 def metrics(cmp: dict) -> dict[str, float]:
     """One comparison's differences: aggregate and mean srtt relative to the
-    simulator, and the largest difference of a flow's share of the total."""
-    sim = [f["throughput_mbps"]["sim"] for f in cmp["flows"]]
-    ker = [f["throughput_mbps"]["testbed"] for f in cmp["flows"]]
+    simulator, and the largest difference of a flow's share of the total. A
+    cell's flows are alike (same algorithm, RTT and start), so which of them
+    takes the larger share is chance: shares are compared largest to largest."""
+    sim = sorted(f["throughput_mbps"]["sim"] for f in cmp["flows"])
+    ker = sorted(f["throughput_mbps"]["testbed"] for f in cmp["flows"])
     share = max(abs(k / sum(ker) - s / sum(sim)) for s, k in zip(sim, ker, strict=True))
     srtt = [f["srtt_ms"]["rel_diff"] for f in cmp["flows"] if f["srtt_ms"]["rel_diff"] is not None]
     drops = cmp["drops"]
@@ -83,13 +85,15 @@ def verdict(stats: dict[str, tuple[float, float]]) -> list[str]:
 def run_cell(scenario: str | Path, cell: Cell, reps: int, attempts: int,
              compare: Callable[..., dict]) -> dict:
     """`reps` valid comparisons of one cell; the runs a valid one needed are summed."""
-    rows, needed = [], 0
+    rows, needed, raw = [], 0, []
     for rep in range(reps):
         cmp = compare(scenario, overrides=cell.overrides(), seed=rep + 1, attempts=attempts)
         rows.append(metrics(cmp))
         needed += cmp["testbed_runs"]["needed"]
+        raw.append(cmp)
     stats = {k: mean_ci([r[k] for r in rows]) for k in rows[0]}
-    return {"cell": cell, "stats": stats, "runs": needed, "misses": verdict(stats)}
+    return {"cell": cell, "stats": stats, "runs": needed, "misses": verdict(stats),
+            "comparisons": raw}
 
 
 def markdown(results: list[dict]) -> str:
