@@ -33,8 +33,13 @@ WINDOW_COLOR = "#fff3c4"
 
 
 def _png(fig) -> str:
+    """The figure as base64 PNG; a pyplot figure (a study report's) is closed."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    if fig.canvas.manager is not None:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode()
 
 
@@ -107,8 +112,12 @@ def loss_figure(result: Result):
     drops = links[links["link"] == result.summary["bottleneck"]["name"]]
     _per_interval(ax, drops["t_s"].to_numpy(), drops["drops"].to_numpy(float), interval,
                   lw=1.5, color="black", ls="--", label="bottleneck drops")
+    # Log above 1: the slow-start overshoot (thousands) would flatten every
+    # later interval's handful to the axis.
+    ax.set_yscale("symlog", linthresh=1)
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("packets per interval")
+    ax.set_ylabel("packets per interval (log)")
     ax.set_title("retransmits and drops per report interval")
     legend(ax)
     return fig
