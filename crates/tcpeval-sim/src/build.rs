@@ -13,7 +13,7 @@ const RED_PKT_BYTES: f64 = crate::consts::MTU_BYTES as f64;
 /// Floyd, "RED: Discussions of Setting Parameters" (1997): max_p = 0.1.
 const RED_MAX_P: f64 = 0.1;
 /// An interface queue that never fills.
-const UNLIMITED: Limit = Limit::Packets(1 << 40);
+pub const UNLIMITED: Limit = Limit::Packets(1 << 40);
 
 pub struct Built {
     pub topo: Topology,
@@ -76,24 +76,27 @@ fn hop(h: &HopConfig) -> HopSpec {
 /// source's access delay makes up the rest of the round-trip time.
 /// Only the source has a send overhead (the sink's ACKs leave undisturbed, as in
 /// ns-2, where the overhead belongs to the sending agent).
-fn host_pair(src: NodeKind, dst: NodeKind, [a, b]: [u32; 2], rtt_ns: u64, delays: &[u64], nic: Limit, overhead: u64) -> [HostSpec; 2] {
+pub fn host_pair(src: NodeKind, dst: NodeKind, [a, b]: [u32; 2], rtt_ns: u64, delays: &[u64], nic: Limit, overhead: u64) -> [HostSpec; 2] {
     let (lo, hi) = (a.min(b) as usize, a.max(b) as usize);
     let one_way: u64 = delays[lo..hi].iter().sum();
     [
-        HostSpec { kind: src, router: a, access_delay: rtt_ns / 2 - one_way, nic_limit: nic, send_overhead: overhead },
+        // Saturating: a web transfer's drawn RTT below its path's gets the path's
+        // (config::WebConfig::validate); a configured flow's is checked there.
+        HostSpec { kind: src, router: a, access_delay: (rtt_ns / 2).saturating_sub(one_way), nic_limit: nic, send_overhead: overhead },
         HostSpec { kind: dst, router: b, access_delay: 0, nic_limit: UNLIMITED, send_overhead: 0 },
     ]
 }
 
-/// A flow's endpoints; `cc` is its algorithm as validation built it.
-fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, (s, r): (u32, u32)) -> (Sender, Receiver) {
+/// A flow's endpoints; `cc` is its algorithm as validation built it, `i` the id
+/// its packets carry, `bytes` its size (None: bulk).
+pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r): (u32, u32)) -> (Sender, Receiver) {
     let sender = Sender::new(
         SenderConfig {
             flow: i as u32,
             dst: r,
             mss: f.mss,
             header_bytes: f.mtu - f.mss,
-            total_bytes: f.bytes,
+            total_bytes: bytes,
             max_window: f.max_window_bytes.map_or(u64::MAX, |w| w / f.mss as u64),
             sack: f.sack,
             initial_cwnd: f.initial_cwnd,
@@ -104,7 +107,7 @@ fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, (s, r): (u32, u32)) -> (Sende
         flow: i as u32,
         dst: s,
         mss: f.mss,
-        total_bytes: f.bytes,
+        total_bytes: bytes,
         delayed_ack: f.delayed_ack,
         delack_timeout: f.delack_timeout_ns,
         ack_bytes: f.mtu - f.mss,
@@ -134,7 +137,7 @@ pub fn build(cfg: &ValidConfig) -> Built {
     let mut senders = Vec::with_capacity(n);
     let mut receivers = Vec::with_capacity(n);
     for (i, (f, cc)) in cfg.flows.iter().zip(cfg.algorithms()).enumerate() {
-        let (s, r) = endpoint_pair(f, cc.clone(), i, flow_hosts[i]);
+        let (s, r) = endpoint_pair(f, cc.clone(), i, f.bytes, flow_hosts[i]);
         senders.push(s);
         receivers.push(r);
     }

@@ -25,6 +25,90 @@ pub struct Config {
     /// UDP cross-traffic streams (constant rate or sinusoidal).
     #[serde(default)]
     pub udp: Vec<UdpConfig>,
+    /// Web-like transfers generated as the run goes (crate::web): each entry is a
+    /// Poisson source of transfers; they are reported after `flows`, ids
+    /// following on in order of arrival.
+    #[serde(default)]
+    pub web: Vec<WebConfig>,
+}
+
+/// A source of web-like transfers (docs/traffic.md): Poisson arrivals offering
+/// `load` of `rate_bps` on average between start and stop, each a TCP transfer
+/// of a size from `sizes` over a base RTT from `rtt`.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct WebConfig {
+    /// Offered load as a fraction of `rate_bps` (0 generates nothing).
+    pub load: f64,
+    /// The capacity the load is a fraction of (the bottleneck's).
+    pub rate_bps: f64,
+    #[serde(default)]
+    pub start_ns: u64,
+    /// No transfer arrives from this time on (running ones go on).
+    pub stop_ns: u64,
+    #[serde(default)]
+    pub sizes: SizeConfig,
+    pub rtt: RttConfig,
+    #[schemars(schema_with = "cc_schema")]
+    pub cc: String,
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    #[serde(default = "default_direction")]
+    #[schemars(schema_with = "direction_schema")]
+    pub direction: String,
+    /// Receive window of each transfer; absent: unlimited.
+    #[serde(default)]
+    pub max_window_bytes: Option<u64>,
+}
+
+/// Transfer sizes in bytes: lognormal body (mu, sigma in ln bytes) below k, a
+/// Pareto tail (alpha) above it drawn with probability `tail_fraction`, rounded up
+/// and kept in [min_size, cap]. Defaults: SURGE (Barford and Crovella,
+/// SIGMETRICS 1998, table 2), as tcpeval.traffic.SizeModel.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields, default)]
+pub struct SizeConfig {
+    pub mu: f64,
+    pub sigma: f64,
+    pub alpha: f64,
+    pub k: f64,
+    pub tail_fraction: f64,
+    pub cap: f64,
+    pub min_size: f64,
+}
+
+impl Default for SizeConfig {
+    fn default() -> Self {
+        SizeConfig { mu: 9.357, sigma: 1.318, alpha: 1.1, k: 133_000.0, tail_fraction: 0.07, cap: 100e6, min_size: 1.0 }
+    }
+}
+
+/// Base RTTs in milliseconds: `fixed` (value_ms), `uniform` [low_ms, high_ms],
+/// `lognormal` (median_ms, sigma) or `empirical` (rows of [rtt_ms, weight]).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields, default)]
+pub struct RttConfig {
+    #[schemars(schema_with = "rtt_kind_schema")]
+    pub kind: String,
+    pub value_ms: f64,
+    pub low_ms: f64,
+    pub high_ms: f64,
+    pub median_ms: f64,
+    pub sigma: f64,
+    pub table: Vec<[f64; 2]>,
+}
+
+impl Default for RttConfig {
+    fn default() -> Self {
+        RttConfig { kind: "fixed".into(), value_ms: 100.0, low_ms: 10.0, high_ms: 300.0, median_ms: 80.0, sigma: 0.8, table: vec![] }
+    }
+}
+
+/// RTT distributions of web transfers.
+pub const RTT_KINDS: &[&str] = &["fixed", "uniform", "lognormal", "empirical"];
+
+fn rtt_kind_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    one_of(RTT_KINDS, Some("fixed"))
 }
 
 /// The network: a chain of bottleneck hops between routers 0..=n, hosts attached
@@ -269,12 +353,18 @@ fn err(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
 pub struct ValidConfig {
     cfg: Config,
     algorithms: Vec<Cc>,
+    web_algorithms: Vec<Cc>,
 }
 
 impl ValidConfig {
     /// The algorithm of each flow, as configured (each sender takes a copy).
     pub fn algorithms(&self) -> &[Cc] {
         &self.algorithms
+    }
+
+    /// The algorithm of each web source's transfers.
+    pub fn web_algorithms(&self) -> &[Cc] {
+        &self.web_algorithms
     }
 }
 
@@ -328,7 +418,8 @@ impl Config {
         let delays = self.network.hop_delays();
         self.check(&delays)?;
         let algorithms = self.flows.iter().enumerate().map(|(i, f)| f.validate(i, &delays)).collect::<Result<_, _>>()?;
-        Ok(ValidConfig { cfg: self, algorithms })
+        let web_algorithms = self.web.iter().enumerate().map(|(i, w)| w.validate(i, &delays, self.duration_ns)).collect::<Result<_, _>>()?;
+        Ok(ValidConfig { cfg: self, algorithms, web_algorithms })
     }
 
     fn check(&self, delays: &[u64]) -> Result<(), ConfigError> {
@@ -342,8 +433,8 @@ impl Config {
             return Err(err("trace_interval_ns", "must be positive"));
         }
         self.network.validate()?;
-        if self.flows.is_empty() && self.udp.is_empty() {
-            return Err(err("flows", "at least one flow or UDP stream is needed"));
+        if self.flows.is_empty() && self.udp.is_empty() && !self.web.iter().any(|w| w.load > 0.0) {
+            return Err(err("flows", "at least one flow, UDP stream or web load is needed"));
         }
         for (i, u) in self.udp.iter().enumerate() {
             u.validate(i, delays)?;
@@ -396,6 +487,64 @@ impl UdpConfig {
             return Err(err(format!("{field}.packet_bytes"), "must exceed the 28-byte IP+UDP header"));
         }
         check_path(&field, &self.direction, self.path, delays, self.rtt_ns)
+    }
+}
+
+impl WebConfig {
+    /// Check the source and build its transfers' algorithm.
+    fn validate(&self, i: usize, delays: &[u64], duration_ns: u64) -> Result<Cc, ConfigError> {
+        let field = format!("web[{i}]");
+        if !(self.load.is_finite() && self.load >= 0.0) {
+            return Err(err(format!("{field}.load"), format!("must be a non-negative number, got {}", self.load)));
+        }
+        positive(&format!("{field}.rate_bps"), self.rate_bps)?;
+        if self.start_ns >= self.stop_ns || self.start_ns > duration_ns {
+            return Err(err(format!("{field}.start_ns"), "must be before stop_ns and within the run"));
+        }
+        if self.max_window_bytes.is_some_and(|w| w < consts::MSS_BYTES as u64) {
+            return Err(err(format!("{field}.max_window_bytes"), format!("must be at least one MSS ({} B)", consts::MSS_BYTES)));
+        }
+        self.sizes.validate(&format!("{field}.sizes"))?;
+        self.rtt.validate(&format!("{field}.rtt"))?;
+        // An RTT below the path's is raised to it (build::host_pair's access
+        // delay cannot be negative); the path itself must be valid.
+        check_path(&field, &self.direction, None, delays, u64::MAX)?;
+        Cc::from_config(&self.cc, &self.params).map_err(|e| err(format!("{field}.{}", e.field), e.message))
+    }
+}
+
+impl SizeConfig {
+    fn validate(&self, field: &str) -> Result<(), ConfigError> {
+        for (name, v) in [("sigma", self.sigma), ("k", self.k), ("cap", self.cap), ("min_size", self.min_size)] {
+            positive(&format!("{field}.{name}"), v)?;
+        }
+        if !(self.alpha.is_finite() && self.alpha > 1.0) {
+            return Err(err(format!("{field}.alpha"), format!("must exceed 1 (a finite mean), got {}", self.alpha)));
+        }
+        if !(0.0..=1.0).contains(&self.tail_fraction) {
+            return Err(err(format!("{field}.tail_fraction"), format!("must be in [0, 1], got {}", self.tail_fraction)));
+        }
+        if !self.mu.is_finite() || self.cap < self.min_size {
+            return Err(err(field, "mu must be finite and cap at least min_size"));
+        }
+        Ok(())
+    }
+}
+
+impl RttConfig {
+    fn validate(&self, field: &str) -> Result<(), ConfigError> {
+        match self.kind.as_str() {
+            "fixed" => positive(&format!("{field}.value_ms"), self.value_ms),
+            "uniform" if !(self.low_ms > 0.0 && self.high_ms >= self.low_ms && self.high_ms.is_finite()) => {
+                Err(err(field, format!("give 0 < low_ms <= high_ms, got {} and {}", self.low_ms, self.high_ms)))
+            }
+            "lognormal" => positive(&format!("{field}.median_ms"), self.median_ms).and(positive(&format!("{field}.sigma"), self.sigma)),
+            "empirical" if self.table.is_empty() || self.table.iter().any(|r| !(r[0] > 0.0 && r[1] >= 0.0)) || self.table.iter().all(|r| r[1] <= 0.0) => {
+                Err(err(format!("{field}.table"), "give [rtt_ms, weight] rows: RTTs positive, weights non-negative, some weight positive"))
+            }
+            k if !RTT_KINDS.contains(&k) => Err(err(format!("{field}.kind"), format!("unknown RTT distribution '{k}'; allowed: {}", RTT_KINDS.join(", ")))),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -19,6 +19,7 @@ pub mod tcp;
 pub mod time;
 pub mod traffic;
 pub mod trace;
+pub mod web;
 
 pub use config::{Config, ConfigError, ValidConfig};
 pub use sim::{SimResult, Simulation};

@@ -2,8 +2,8 @@
 //! event loop, and records the columnar results. This is the only module that
 //! knows both the scheduler and the network.
 
-use crate::build::build;
-use crate::config::{Config, ValidConfig};
+use crate::build::{build, endpoint_pair, host_pair};
+use crate::config::{endpoints, Config, FlowConfig, ValidConfig};
 use crate::event::Scheduler;
 use crate::net::topology::{NodeKind, Topology};
 use crate::net::{Kind, LinkWake, Packet};
@@ -11,7 +11,9 @@ use crate::tcp::{Receiver, Sender};
 use crate::time::Time;
 use crate::trace::{FlowIntervals, FlowMark, FlowTrace, LinkIntervals, LinkMark, QueueTrace, UdpIntervals};
 use crate::traffic::UdpSource;
+use crate::web::{Transfer, WebSource};
 use serde::Serialize;
+use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
@@ -23,6 +25,7 @@ enum Ev {
     Start(u32),
     Stop(u32),
     Udp(u32),
+    Web(u32),
     Report,
     Sample,
 }
@@ -115,6 +118,40 @@ pub struct Simulation {
     /// event.
     start_order: Vec<u32>,
     next_start: usize,
+    web: WebState,
+}
+
+/// The transfers of the `web` sources (crate::web). Flow slots past the
+/// configured flows belong to them: a slot is reused once its transfer finished
+/// and its hosts' links are idle; packets of an earlier transfer still in the
+/// network are told apart by their flow id and discarded on arrival.
+#[derive(Default)]
+struct WebState {
+    sources: Vec<WebSource>,
+    /// Per source: the flow its transfers are made from.
+    flows: Vec<FlowConfig>,
+    /// Per source: finished slots, oldest first.
+    draining: Vec<VecDeque<u32>>,
+    /// Per slot past the configured flows: its current transfer.
+    slots: Vec<WebSlot>,
+    /// Per flow slot: the id its packets carry (a configured flow's is its index).
+    slot_id: Vec<u32>,
+    next_id: u32,
+    /// Summaries of finished transfers, in order of completion.
+    done: Vec<FlowSummary>,
+    /// Payload bytes sent and received by earlier transfers of reused slots,
+    /// stale arrivals included (for the conservation check).
+    retired_sent: u64,
+    retired_received: u64,
+}
+
+#[derive(Clone, Copy)]
+struct WebSlot {
+    source: u32,
+    id: u32,
+    start_ns: Time,
+    transfer: Transfer,
+    live: bool,
 }
 
 /// Flow indices sorted by start time (ties by index, so the order is fixed).
@@ -188,9 +225,15 @@ impl Simulation {
             last_report: 0,
             start_order: start_order(&cfg),
             next_start: 0,
+            web: WebState::new(&cfg),
             cfg,
         };
         sim.schedule_next_start();
+        for (k, w) in sim.web.sources.iter().enumerate() {
+            if let Some(t) = w.next_arrival() {
+                sim.sched.at(t, Ev::Web(k as u32));
+            }
+        }
         for (i, f) in sim.cfg.flows.iter().enumerate() {
             if let Some(t) = f.stop_ns {
                 sim.sched.at(t, Ev::Stop(i as u32));
@@ -257,6 +300,7 @@ impl Simulation {
             }
             Ev::Stop(f) => self.senders[f as usize].stop(now),
             Ev::Udp(k) => self.on_udp_event(k as usize, now),
+            Ev::Web(k) => self.on_web_arrival(k as usize, now),
             Ev::Report => self.report(now),
             Ev::Sample => self.sample(now),
         }
@@ -286,6 +330,8 @@ impl Simulation {
             }
             NodeKind::UdpSink(k) => self.udp[k as usize].on_delivered(&p),
             NodeKind::UdpSource(_) => {}
+            NodeKind::Receiver(f) if self.web.slot_id[f as usize] != p.flow => self.web.retired_received += p.payload as u64,
+            NodeKind::Sender(f) if self.web.slot_id[f as usize] != p.flow => {}
             NodeKind::Receiver(f) => {
                 debug_assert_eq!(p.kind, Kind::Data);
                 if let Some(ack) = self.receivers[f as usize].on_data(&p, now) {
@@ -323,6 +369,7 @@ impl Simulation {
         self.sync_pace(f);
         if self.senders[f].completed == Some(self.sched.now()) {
             self.release_access_links(f);
+            self.retire(f);
         }
     }
 
@@ -406,7 +453,8 @@ impl Simulation {
     // ----- recording --------------------------------------------------------------
 
     fn report(&mut self, now: Time) {
-        for (f, (r, s)) in self.receivers.iter().zip(&self.senders).enumerate() {
+        let configured = self.cfg.flows.len();
+        for (f, (r, s)) in self.receivers.iter().zip(&self.senders).take(configured).enumerate() {
             if !self.cfg.flows[f].trace {
                 continue;
             }
@@ -460,7 +508,7 @@ impl Simulation {
     }
 
     fn sample(&mut self, now: Time) {
-        for (f, s) in self.senders.iter().enumerate() {
+        for (f, s) in self.senders.iter().take(self.cfg.flows.len()).enumerate() {
             if self.cfg.flows[f].start_ns > now || !self.cfg.flows[f].trace {
                 continue;
             }
@@ -489,8 +537,8 @@ impl Simulation {
     /// receiver, been dropped, or is still in a queue or on a wire; and each
     /// receiver has delivered exactly the bytes below its cumulative point.
     pub fn check_conservation(&self) -> Result<(), String> {
-        let sent: u64 = self.senders.iter().map(|s| s.counters.bytes_sent).sum();
-        let received: u64 = self.receivers.iter().map(|r| r.received_bytes).sum();
+        let sent: u64 = self.senders.iter().map(|s| s.counters.bytes_sent).sum::<u64>() + self.web.retired_sent;
+        let received: u64 = self.receivers.iter().map(|r| r.received_bytes).sum::<u64>() + self.web.retired_received;
         let dropped: u64 = self.topo.links.iter().map(|l| l.counters.data_drop_bytes).sum();
         let in_transit: u64 = self.topo.links.iter().map(|l| l.data_in_transit().1).sum();
         if sent != received + dropped + in_transit {
@@ -501,8 +549,11 @@ impl Simulation {
             if s.snd_una() > r.rcv_nxt {
                 return Err(format!("flow {f}: snd_una {} beyond rcv_nxt {}", s.snd_una(), r.rcv_nxt));
             }
-            let fc = &self.cfg.flows[f];
-            let expect = fc.bytes.map_or(r.rcv_nxt * fc.mss as u64, |b| b.min(r.rcv_nxt * fc.mss as u64));
+            let (bytes, mss) = match self.cfg.flows.get(f) {
+                Some(fc) => (fc.bytes, fc.mss),
+                None => (Some(self.web.slots[f - self.cfg.flows.len()].transfer.bytes), crate::consts::MSS_BYTES),
+            };
+            let expect = bytes.map_or(r.rcv_nxt * mss as u64, |b| b.min(r.rcv_nxt * mss as u64));
             if r.delivered_bytes != expect {
                 return Err(format!("flow {f}: delivered {} bytes, expected {expect}", r.delivered_bytes));
             }
@@ -524,33 +575,16 @@ impl Simulation {
 
     fn finish(mut self) -> SimResult {
         let end = self.sched.now().max(self.cfg.duration_ns);
-        let flows = self
-            .cfg
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let s = &self.senders[i];
-                FlowSummary {
-                    id: i as u32,
-                    cc: f.cc.clone(),
-                    group: f.group.clone(),
-                    rtt_ns: f.rtt_ns,
-                    start_ns: f.start_ns,
-                    size_bytes: f.bytes,
-                    bytes_delivered: self.receivers[i].delivered_bytes,
-                    bytes_sent: s.counters.bytes_sent,
-                    segments_sent: s.counters.segments_sent,
-                    retransmits: s.counters.retransmits,
-                    timeouts: s.counters.timeouts,
-                    recoveries: s.counters.recoveries,
-                    local_congestion: s.counters.local_congestion,
-                    acks: s.counters.acks,
-                    ack_gap_cov: s.counters.ack_gap_cov(),
-                    completed_ns: s.completed,
-                }
-            })
-            .collect();
+        let mut flows: Vec<FlowSummary> = (0..self.cfg.flows.len()).map(|i| self.configured_summary(i)).collect();
+        let live: Vec<usize> = (0..self.web.slots.len()).filter(|&j| self.web.slots[j].live).collect();
+        for j in live {
+            let f = self.cfg.flows.len() + j;
+            let summary = self.web_summary(f);
+            self.web.done.push(summary);
+        }
+        let mut web = std::mem::take(&mut self.web.done);
+        web.sort_by_key(|t| t.id);
+        flows.extend(web);
         let links = self
             .topo
             .monitored
@@ -585,6 +619,167 @@ impl Simulation {
             udp_intervals: self.udp_intervals,
             links,
             sim: SimInfo { events: self.sched.processed(), packets, end_ns: end },
+        }
+    }
+}
+
+impl WebState {
+    fn new(cfg: &ValidConfig) -> WebState {
+        let n = cfg.flows.len() as u32;
+        let flows = cfg
+            .web
+            .iter()
+            .map(|w| {
+                let mut f = FlowConfig::bulk(&w.cc, 0);
+                f.params = w.params.clone();
+                f.max_window_bytes = w.max_window_bytes;
+                f.direction = w.direction.clone();
+                f.trace = false;
+                f.group = Some("web".into());
+                f
+            })
+            .collect();
+        WebState {
+            sources: cfg.web.iter().enumerate().map(|(k, w)| WebSource::new(w.clone(), cfg.seed, k)).collect(),
+            flows,
+            draining: vec![VecDeque::new(); cfg.web.len()],
+            slot_id: (0..n).collect(),
+            next_id: n,
+            ..WebState::default()
+        }
+    }
+}
+
+/// Who a summary is about: a configured flow's or a web transfer's identity.
+struct FlowHead<'a> {
+    id: u32,
+    cc: &'a str,
+    group: Option<String>,
+    rtt_ns: u64,
+    start_ns: u64,
+    size_bytes: Option<u64>,
+}
+
+impl Simulation {
+    /// A transfer of web source k arrives: it takes an idle slot (or a new one)
+    /// and starts at once; the source's next arrival is scheduled.
+    fn on_web_arrival(&mut self, k: usize, now: Time) {
+        let transfer = self.web.sources[k].arrive();
+        if let Some(t) = self.web.sources[k].next_arrival() {
+            self.sched.at(t, Ev::Web(k as u32));
+        }
+        let id = self.web.next_id;
+        self.web.next_id += 1;
+        let f = self.idle_slot(k).unwrap_or(self.senders.len());
+        let [src, dst] = self.web_hosts(k, f, transfer.rtt_ns);
+        let hosts = if f < self.senders.len() {
+            self.topo.set_access_delay(self.flow_hosts[f].0, src.access_delay);
+            self.flow_hosts[f]
+        } else {
+            let seed = self.cfg.seed;
+            let rate = self.cfg.network.access_rate_bps;
+            (self.topo.add_host(&src, rate, seed), self.topo.add_host(&dst, rate, seed))
+        };
+        let cc = self.cfg.web_algorithms()[k].clone();
+        let (sender, receiver) = endpoint_pair(&self.web.flows[k], cc, id as usize, Some(transfer.bytes), hosts);
+        let slot = WebSlot { source: k as u32, id, start_ns: now, transfer, live: true };
+        self.fill_slot(f, hosts, sender, receiver, slot);
+        self.with_sender(f, |s, now, out| s.start(now, out));
+    }
+
+    /// The sender and receiver host of a transfer of source k in slot f.
+    fn web_hosts(&self, k: usize, f: usize, rtt_ns: u64) -> [crate::net::topology::HostSpec; 2] {
+        let n_hops = self.cfg.network.hops.len();
+        let ends = endpoints(&self.web.flows[k].direction, None, n_hops);
+        let kinds = (NodeKind::Sender(f as u32), NodeKind::Receiver(f as u32));
+        host_pair(kinds.0, kinds.1, ends, rtt_ns, &self.cfg.network.hop_delays(), crate::build::UNLIMITED, 0)
+    }
+
+    /// A finished slot of source k whose hosts' links are idle. Only the few
+    /// oldest are looked at: they finished first, so they are the likeliest idle,
+    /// and an arrival never scans a long list.
+    fn idle_slot(&mut self, k: usize) -> Option<usize> {
+        const LOOK: usize = 8;
+        let (topo, hosts) = (&self.topo, &self.flow_hosts);
+        let queue = &mut self.web.draining[k];
+        let i = queue.iter().take(LOOK).position(|&f| {
+            let (s, r) = hosts[f as usize];
+            topo.host_idle(s) && topo.host_idle(r)
+        })?;
+        queue.remove(i).map(|f| f as usize)
+    }
+
+    /// Put a new transfer in slot f (past the end: a new slot), keeping the
+    /// counts of the one it replaces for the conservation check.
+    fn fill_slot(&mut self, f: usize, hosts: (u32, u32), sender: Sender, receiver: Receiver, slot: WebSlot) {
+        let j = f - self.cfg.flows.len();
+        if f < self.senders.len() {
+            self.web.retired_sent += self.senders[f].counters.bytes_sent;
+            self.web.retired_received += self.receivers[f].received_bytes;
+            self.senders[f] = sender;
+            self.receivers[f] = receiver;
+            // Events of the old transfer's timers find nothing pending and pass.
+            (self.rto_event[f], self.pace_event[f], self.delack_event[f]) = (None, None, None);
+            self.web.slots[j] = slot;
+            self.web.slot_id[f] = slot.id;
+            return;
+        }
+        self.senders.push(sender);
+        self.receivers.push(receiver);
+        self.flow_hosts.push(hosts);
+        self.rto_event.push(None);
+        self.pace_event.push(None);
+        self.delack_event.push(None);
+        self.nic_owner.resize(self.topo.links.len(), None);
+        self.web.slots.push(slot);
+        self.web.slot_id.push(slot.id);
+    }
+
+    /// A transfer finished: record it and queue its slot for reuse.
+    fn retire(&mut self, f: usize) {
+        let Some(j) = f.checked_sub(self.cfg.flows.len()) else { return };
+        if !self.web.slots[j].live {
+            return;
+        }
+        self.web.slots[j].live = false;
+        let summary = self.web_summary(f);
+        self.web.done.push(summary);
+        self.web.draining[self.web.slots[j].source as usize].push_back(f as u32);
+    }
+
+    fn configured_summary(&self, f: usize) -> FlowSummary {
+        let c = &self.cfg.flows[f];
+        let head = FlowHead { id: f as u32, cc: &c.cc, group: c.group.clone(), rtt_ns: c.rtt_ns, start_ns: c.start_ns, size_bytes: c.bytes };
+        self.summary(f, head)
+    }
+
+    fn web_summary(&self, f: usize) -> FlowSummary {
+        let slot = self.web.slots[f - self.cfg.flows.len()];
+        let cc = &self.web.sources[slot.source as usize].config().cc;
+        let (rtt_ns, size_bytes) = (slot.transfer.rtt_ns, Some(slot.transfer.bytes));
+        let head = FlowHead { id: slot.id, cc, group: Some("web".into()), rtt_ns, start_ns: slot.start_ns, size_bytes };
+        self.summary(f, head)
+    }
+
+    fn summary(&self, f: usize, head: FlowHead) -> FlowSummary {
+        let s = &self.senders[f];
+        FlowSummary {
+            id: head.id,
+            cc: head.cc.to_string(),
+            group: head.group,
+            rtt_ns: head.rtt_ns,
+            start_ns: head.start_ns,
+            size_bytes: head.size_bytes,
+            bytes_delivered: self.receivers[f].delivered_bytes,
+            bytes_sent: s.counters.bytes_sent,
+            segments_sent: s.counters.segments_sent,
+            retransmits: s.counters.retransmits,
+            timeouts: s.counters.timeouts,
+            recoveries: s.counters.recoveries,
+            local_congestion: s.counters.local_congestion,
+            acks: s.counters.acks,
+            ack_gap_cov: s.counters.ack_gap_cov(),
+            completed_ns: s.completed,
         }
     }
 }
@@ -656,5 +851,73 @@ mod interval_tests {
         // Spread over the run, not lumped into one interval.
         let busy = iv.retransmits.iter().filter(|&&r| r > 0).count();
         assert!(busy > iv.t_ns.len() / 2, "retransmits in only {busy} intervals");
+    }
+}
+
+#[cfg(test)]
+mod web_tests {
+    use super::*;
+    use crate::config::WebConfig;
+    use crate::scenarios::dumbbell;
+
+    /// One bulk flow on 100 Mbit/s plus web transfers offering `load`, SURGE
+    /// sizes with a 2 MB cap (a short run's transfers finish).
+    fn with_web(load: f64, seed: u64, duration_s: f64) -> Config {
+        let mut cfg = dumbbell(100e6, 20, 1.0, 0.0, 1, duration_s);
+        cfg.seed = seed;
+        let web: WebConfig = serde_json::from_value(serde_json::json!({
+            "load": load, "rate_bps": 100e6, "stop_ns": cfg.duration_ns, "cc": "reno",
+            "sizes": {"cap": 2e6}, "rtt": {"kind": "uniform", "low_ms": 10.0, "high_ms": 100.0},
+            "max_window_bytes": 65536,
+        }))
+        .unwrap();
+        cfg.web.push(web);
+        cfg
+    }
+
+    fn flows_json(res: &SimResult) -> String {
+        serde_json::to_string(&res.flows).unwrap()
+    }
+
+    #[test]
+    fn same_seed_same_transfers_and_another_seed_others() {
+        let a = Simulation::new(with_web(0.3, 1, 3.0)).unwrap().run();
+        let b = Simulation::new(with_web(0.3, 1, 3.0)).unwrap().run();
+        let c = Simulation::new(with_web(0.3, 2, 3.0)).unwrap().run();
+        assert_eq!(flows_json(&a), flows_json(&b));
+        assert_eq!(a.sim.events, b.sim.events);
+        assert_ne!(flows_json(&a), flows_json(&c));
+    }
+
+    #[test]
+    fn slots_are_reused_and_every_transfer_is_reported_once() {
+        let mut sim = Simulation::new(with_web(0.5, 3, 5.0)).unwrap();
+        sim.run_until(5 * crate::time::SEC);
+        sim.check_conservation().unwrap();
+        let slots = sim.senders.len() - 1;
+        let res = sim.run_result();
+        let web: Vec<&FlowSummary> = res.flows.iter().filter(|f| f.group.as_deref() == Some("web")).collect();
+        let ids: Vec<u32> = web.iter().map(|f| f.id).collect();
+        assert_eq!(ids, (1..=web.len() as u32).collect::<Vec<_>>());
+        assert!(web.len() > 200, "only {} transfers", web.len());
+        assert!(slots * 4 < web.len(), "{slots} slots for {} transfers", web.len());
+        let done = web.iter().filter(|f| f.completed_ns.is_some()).count();
+        assert!(done * 10 > web.len() * 9, "{done} of {} finished", web.len());
+        for f in web.iter().filter(|f| f.completed_ns.is_some()) {
+            assert_eq!(Some(f.bytes_delivered), f.size_bytes, "transfer {}", f.id);
+            assert!(f.start_ns < f.completed_ns.unwrap());
+        }
+    }
+
+    #[test]
+    fn a_bad_web_entry_is_named() {
+        let mut cfg = with_web(0.5, 1, 1.0);
+        cfg.web[0].load = -1.0;
+        let e = cfg.validated().unwrap_err();
+        assert_eq!(e.path, "web[0].load");
+        let mut cfg = with_web(0.5, 1, 1.0);
+        cfg.web[0].rtt.kind = "pareto".into();
+        let e = cfg.validated().unwrap_err();
+        assert_eq!((e.path.as_str(), e.message.as_str()), ("web[0].rtt.kind", "unknown RTT distribution 'pareto'; allowed: fixed, uniform, lognormal, empirical"));
     }
 }

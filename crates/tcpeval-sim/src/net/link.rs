@@ -167,6 +167,11 @@ impl Link {
         }
     }
 
+    /// Nothing queued, being serialised or on the wire.
+    pub fn is_idle(&self) -> bool {
+        !self.tx_done_pending && self.queue.is_empty() && self.pipe.is_empty()
+    }
+
     /// Packets' worth of buffer memory held by the queue and the pipe.
     pub fn reserved_packets(&self) -> usize {
         self.queue.reserved_packets() + self.pipe.capacity()

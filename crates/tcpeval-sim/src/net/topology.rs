@@ -108,24 +108,47 @@ pub fn chain(hops: Vec<HopSpec>, hosts: &[HostSpec], access_rate_bps: f64, seed:
         links.push(Link::new(&rev_name, h.rate_bps, h.delay, j as u32, h.reverse, Rng::new(seed, id + 1)));
     }
     let monitored = (0..links.len() as u32).collect();
-    let mut nodes: Vec<Node> = (0..n_routers)
+    let nodes: Vec<Node> = (0..n_routers)
         .map(|r| Node { kind: NodeKind::Router(r as u32), out: 0, attach: r as u32, down: 0 })
         .collect();
-    let mut host_ids = Vec::with_capacity(hosts.len());
+    let mut topo = Topology { nodes, links, hosts: Vec::with_capacity(hosts.len()), monitored };
     for h in hosts {
-        let node = nodes.len() as u32;
-        let up = links.len() as u32;
+        let node = topo.add_host(h, access_rate_bps, seed);
+        topo.hosts.push(node);
+    }
+    topo
+}
+
+impl Topology {
+    /// Attach a host (its uplink and the router's downlink to it); returns its
+    /// node id. Each link's random stream is keyed by its id.
+    pub fn add_host(&mut self, h: &HostSpec, access_rate_bps: f64, seed: u64) -> u32 {
+        let node = self.nodes.len() as u32;
+        let up = self.links.len() as u32;
         let rng = |k: u32| Rng::new(seed, (up + k) as u64);
         let nic = Queue::drop_tail(h.nic_limit);
         let mut up_link = Link::new("access-up", access_rate_bps, h.access_delay, h.router, nic, rng(0));
         up_link.send_overhead = h.send_overhead;
-        links.push(up_link);
+        self.links.push(up_link);
         let down_q = Queue::drop_tail(Limit::Packets(ROUTER_ACCESS_PKTS));
-        links.push(Link::new("access-down", access_rate_bps, h.access_delay, node, down_q, rng(1)));
-        nodes.push(Node { kind: h.kind, out: up, attach: h.router, down: up + 1 });
-        host_ids.push(node);
+        self.links.push(Link::new("access-down", access_rate_bps, h.access_delay, node, down_q, rng(1)));
+        self.nodes.push(Node { kind: h.kind, out: up, attach: h.router, down: up + 1 });
+        node
     }
-    Topology { nodes, links, hosts: host_ids, monitored }
+
+    /// Give an idle host a new access delay (a reused web slot's new RTT).
+    pub fn set_access_delay(&mut self, host: u32, delay: Time) {
+        let n = &self.nodes[host as usize];
+        let (up, down) = (n.out as usize, n.down as usize);
+        self.links[up].delay = delay;
+        self.links[down].delay = delay;
+    }
+
+    /// Neither of the host's access links holds or sends a packet.
+    pub fn host_idle(&self, host: u32) -> bool {
+        let n = &self.nodes[host as usize];
+        self.links[n.out as usize].is_idle() && self.links[n.down as usize].is_idle()
+    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ pub fn dumbbell(rate_bps: f64, rtt_ms: u64, buffer_bdp: f64, duration_s: u64, fl
         network: NetworkConfig::dumbbell(rate_bps, buf),
         flows,
         udp: vec![],
+        web: vec![],
     }
 }
 
