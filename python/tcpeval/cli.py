@@ -181,12 +181,14 @@ def _write_run(result, target: Path, force: bool) -> None:
         _fail(f"--out: nothing written to {target}: {getattr(e, 'strerror', None) or e}")
 
 
-def _write_report(result, target: Path, title: str) -> Path:
+def _write_report(result, target: Path, title: str, scenario: Path) -> Path:
     from .report import run_report
     from .store import add_to_run
 
+    source = scenario.read_text()
     try:
-        return add_to_run(target, "report.html", lambda path: run_report(result, path, title))
+        return add_to_run(target, "report.html",
+                          lambda path: run_report(result, path, title, source))
     except OSError as e:
         _fail(f"--out: report not written to {target}: {e.strerror or e}")
 
@@ -237,7 +239,7 @@ def run(
     _write_run(result, target, force)
     _stop_if_invalid(result.summary, target)
     if report:
-        _write_report(result, target, f"tcpeval run: {scenario.name}")
+        _write_report(result, target, f"tcpeval run: {scenario.name}", scenario)
     if as_json:
         doc = result.summary
         if with_intervals:
@@ -262,7 +264,7 @@ def demo(
     out().print(f"[bold]tcpeval demo[/]: {scenario}", highlight=False)
     result = run_scenario(scenario)
     _write_run(result, out_dir, force)
-    page = _write_report(result, out_dir, "tcpeval demo")
+    page = _write_report(result, out_dir, "tcpeval demo", scenario)
     print_summary(result.summary, out_dir)
     out().print(f"report: {page}", highlight=False)
     _demo_study(out_dir.parent / "demo-study")

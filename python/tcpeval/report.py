@@ -176,15 +176,20 @@ def _figures(result: Result) -> list[str]:
     ]
 
 
-def _scenario(result: Result) -> str:
+def _scenario(result: Result, source: str | None) -> str:
+    """The scenario, folded: the file as given (when known) and as resolved."""
     text = json.dumps(result.scenario, indent=2, sort_keys=True)
-    return ("<details><summary>scenario (resolved, JSON)</summary>"
+    given = "" if source is None else (
+        "<details><summary>scenario file (TOML, as given: --set overrides and defaults "
+        f"are in the resolved scenario)</summary><pre>{html.escape(source)}</pre></details>")
+    return (f"{given}<details><summary>scenario (resolved, JSON)</summary>"
             f"<pre>{html.escape(text)}</pre></details>")
 
 
-def run_report(result: Result, path: str | Path, title: str = "tcpeval run") -> Path:
+def run_report(result: Result, path: str | Path, title: str = "tcpeval run",
+               source: str | None = None) -> Path:
     """Write a self-contained HTML report of one run (`run_report(load_run(dir), path)`
-    for a stored run)."""
+    for a stored run); `source` is the scenario file's text, shown as given."""
     from .version import version
 
     s = result.summary
@@ -200,7 +205,7 @@ drops {b['drops']}, loss rate {b['loss_rate']:.2e}, mean queue {b['mean_queue_pk
 packets. Jain index {jain}.</p>
 {_summary_table(s)}
 {''.join(_figures(result))}
-{_scenario(result)}"""
+{_scenario(result, source)}"""
     page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}

@@ -123,3 +123,20 @@ def test_the_page_has_version_scenario_and_captioned_figures(dumbbell, tmp_path)
     details = page.split("<details>")[1].split("</details>")[0]
     assert json.loads(html.unescape(details.split("<pre>")[1].split("</pre>")[0])) == \
         dumbbell.scenario
+
+
+def test_run_report_shows_the_scenario_file_as_given(tmp_path):
+    from typer.testing import CliRunner
+
+    from tcpeval import cli
+
+    toml = ('# two <flows> & a note\n[network]\nbottleneck = "10Mbps"\nrtt = "20ms"\n'
+            '[[flows]]\ncc = "reno"\n[run]\nduration = "2s"\n')
+    (tmp_path / "s.toml").write_text(toml)
+    r = CliRunner().invoke(cli.app, ["run", str(tmp_path / "s.toml"), "--out",
+                                     str(tmp_path / "o"), "--report", "--set", "network.rtt=30ms"])
+    assert r.exit_code == 0, r.output
+    page = (tmp_path / "o" / "report.html").read_text()
+    given, resolved = page.split("<details>")[1:3]
+    assert "scenario file (TOML" in given and html.escape(toml) in given
+    assert html.escape('"rtt_ns": 30000000') in resolved  # the override is in what ran
