@@ -238,16 +238,25 @@ def result_lines(result, metric: str, label: str = "") -> list[Line]:
     return lines
 
 
-def draw_line(ax, line: Line, kind: str, color=None, label=None) -> None:
+LINE_STYLES = ("-", "--", ":", "-.")
+
+
+def line_style(n: int) -> dict:
+    """The n-th line's colour and dash: ten colours, then the next dash, so
+    up to forty lines stay distinguishable."""
+    return {"color": f"C{n % 10}", "ls": LINE_STYLES[n // 10 % len(LINE_STYLES)]}
+
+
+def draw_line(ax, line: Line, kind: str, color=None, label=None, ls="-") -> None:
     """A line as a time series, or as the CDF of its values (missing ones left out)."""
     import numpy as np
 
     if kind == "timeseries":
-        ax.plot(line.t, line.v, lw=1, color=color, label=label)
+        ax.plot(line.t, line.v, lw=1, color=color, ls=ls, label=label)
         return
     x = np.sort(line.v[~np.isnan(line.v)])
     ax.step(x, np.arange(1, len(x) + 1) / max(len(x), 1), where="post", lw=1, color=color,
-            label=label)
+            ls=ls, label=label)
 
 
 def label_axes(ax, kind: str, metric: str) -> None:
@@ -266,14 +275,17 @@ def _series_figure(runs: list[RunSource], kind: str, metric: str, by: str | None
     fig, ax = figure()
     solo = len(runs) == 1
     colors: dict[str, str] = {}
+    n = 0
     for run in runs:
         for line in series(RunSource(run.path, "" if solo else run.label, run.axes), metric):
-            label, color = line.name, None
             if by:  # one colour and one legend entry per group
                 group = _group_of(by, run, line)
                 label = None if group in colors else group
-                color = colors.setdefault(group, f"C{len(colors) % 10}")
-            draw_line(ax, line, kind, color, label)
+                draw_line(ax, line, kind, colors.setdefault(group, f"C{len(colors) % 10}"),
+                          label)
+            else:
+                draw_line(ax, line, kind, label=line.name, **line_style(n))
+                n += 1
     label_axes(ax, kind, metric)
     legend(ax)
     return fig
@@ -300,9 +312,14 @@ def _group_of(by: str, run: RunSource, line: Line) -> str:
 
 
 def legend(ax) -> None:
+    """Inside the axes for a few entries; beside them, right, for more (where
+    it would hide the lines)."""
     _, labels = ax.get_legend_handles_labels()
-    if labels:
-        ax.legend(fontsize=9, loc="best", ncol=1 + len(labels) // 12)
+    if len(labels) > 6:
+        ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False,
+                  ncol=1 + len(labels) // 16)
+    elif labels:
+        ax.legend(fontsize=9, loc="best")
 
 
 # ----- per-flow summary values --------------------------------------------------------------

@@ -24,6 +24,7 @@ from .plot import (
     figure,
     label_axes,
     legend,
+    line_style,
     result_lines,
 )
 from .run import Result
@@ -60,8 +61,8 @@ def _per_interval(ax, t, values, interval_s: float, **style) -> None:
 def time_figure(result: Result, metric: str, title: str):
     fig, ax = figure(WIDE)
     _time_axes(ax, result)
-    for line in result_lines(result, metric):
-        draw_line(ax, line, "timeseries", label=line.name)
+    for n, line in enumerate(result_lines(result, metric)):
+        draw_line(ax, line, "timeseries", label=line.name, **line_style(n))
     label_axes(ax, "timeseries", metric)
     ax.set_title(title)
     legend(ax)
@@ -106,8 +107,9 @@ def loss_figure(result: Result):
     fig, ax = figure(WIDE)
     _time_axes(ax, result)
     interval = result.scenario["interval_ns"] / 1e9
-    for line in result_lines(result, "retransmits"):
-        _per_interval(ax, line.t, line.v, interval, lw=1, label=f"{line.name} retransmits")
+    for n, line in enumerate(result_lines(result, "retransmits")):
+        _per_interval(ax, line.t, line.v, interval, lw=1, label=f"{line.name} retransmits",
+                      **line_style(n))
     links = result.links
     drops = links[links["link"] == result.summary["bottleneck"]["name"]]
     _per_interval(ax, drops["t_s"].to_numpy(), drops["drops"].to_numpy(float), interval,
@@ -128,10 +130,10 @@ def cdf_figure(result: Result):
     start, end = result.summary["window_s"]
     fig, axes = figure(WIDE, columns=2)
     for ax, metric in zip(axes, ("throughput_mbps", "srtt_ms"), strict=True):
-        for line in result_lines(result, metric):
+        for n, line in enumerate(result_lines(result, metric)):
             inside = (line.t > start) & (line.t <= end + 1e-9)
             window = Line(line.name, line.t[inside], line.v[inside])
-            draw_line(ax, window, "cdf", label=line.name)
+            draw_line(ax, window, "cdf", label=line.name, **line_style(n))
         label_axes(ax, "cdf", metric)
         ax.set_title(f"CDF of {SERIES[metric][2].split(' (')[0]} ({start:g}-{end:g} s)")
         legend(ax)
