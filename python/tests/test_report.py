@@ -140,3 +140,23 @@ def test_run_report_shows_the_scenario_file_as_given(tmp_path):
     given, resolved = page.split("<details>")[1:3]
     assert "scenario file (TOML" in given and html.escape(toml) in given
     assert html.escape('"rtt_ns": 30000000') in resolved  # the override is in what ran
+
+
+def test_forty_lines_keep_distinct_styles():
+    from tcpeval.plot import line_style
+
+    styles = {tuple(line_style(n).values()) for n in range(40)}
+    assert len(styles) == 40
+
+
+@pytest.mark.parametrize("lines,outside", [(3, False), (7, True)])
+def test_a_long_legend_goes_beside_the_axes(lines, outside):
+    from tcpeval.plot import figure, legend
+
+    fig, ax = figure()
+    for n in range(lines):
+        ax.plot([0, 1], [n, n], label=f"flow {n}")
+    legend(ax)
+    fig.canvas.draw()  # lay the figure out
+    box = ax.get_legend().get_window_extent()
+    assert (box.x0 >= ax.get_window_extent().x1) == outside
