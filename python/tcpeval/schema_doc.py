@@ -13,7 +13,8 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "engine-interface.md"
 BEGIN = "<!-- generated from the engine's schema: python -m tcpeval.schema_doc -->"
 END = "<!-- end of generated tables -->"
 # The tables in reading order: the document, then what it holds.
-OBJECTS = ("Config", "NetworkConfig", "HopConfig", "RedConfig", "FlowConfig", "UdpConfig")
+OBJECTS = ("Config", "NetworkConfig", "HopConfig", "RedConfig", "FlowConfig", "UdpConfig",
+           "WebConfig", "SizeConfig", "RttConfig")
 
 
 def tables(schema: dict) -> str:

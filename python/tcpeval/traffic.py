@@ -1,6 +1,8 @@
-"""Background traffic models that the front end expands into engine flows
-(docs/traffic.md): web-like short TCP transfers and long-lived background flows,
-with per-flow base RTTs drawn from a distribution.
+"""Background traffic models (docs/traffic.md): web-like short TCP transfers and
+long-lived background flows, with per-flow base RTTs drawn from a distribution.
+Long-lived flows are expanded here into engine flows; web transfers are drawn by
+the engine as the run goes (crates/tcpeval-sim/src/web.rs, the same models), and
+these classes give their parameters, mean and CDF.
 
 Web transfers follow SURGE (Barford & Crovella, SIGMETRICS 1998, table 2): file
 sizes are lognormal in the body (mu 9.357, sigma 1.318, in ln bytes) and Pareto
@@ -56,7 +58,7 @@ class SizeModel:
     min_size: float = 1.0
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
-        """The exact CDF of the sampled sizes (for tests of fit)."""
+        """The exact CDF of the sizes before rounding up (for tests of fit)."""
         x = np.asarray(x, dtype=float)
         z_k = (math.log(self.k) - self.mu) / self.sigma
         with np.errstate(divide="ignore"):
@@ -73,17 +75,6 @@ class SizeModel:
         a, k, m = self.alpha, self.k, self.cap
         tail = a * k / (a - 1) * (1 - (k / m) ** (a - 1)) + m * (k / m) ** a
         return (1 - self.tail_fraction) * body + self.tail_fraction * tail
-
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """n sizes in whole bytes (at least 1)."""
-        from_tail = rng.random(n) < self.tail_fraction
-        z_k = (math.log(self.k) - self.mu) / self.sigma
-        # Body by inverse CDF restricted below k; tail by inverse Pareto CDF.
-        u_body = rng.random(n) * _phi(z_k)
-        body = np.exp(self.mu + self.sigma * _norm_ppf(u_body))
-        tail = self.k * (1.0 - rng.random(n)) ** (-1.0 / self.alpha)
-        sizes = np.where(from_tail, tail, body)
-        return np.clip(np.ceil(sizes), self.min_size, self.cap).astype(np.int64)
 
 
 def _norm_ppf(u: np.ndarray) -> np.ndarray:
@@ -163,47 +154,6 @@ class RttModel:
             return rng.choice(values, size=n, p=weights / weights.sum())
         raise ValueError(f"unknown RTT distribution '{self.kind}'; "
                          "allowed: fixed, uniform, lognormal, empirical")
-
-
-def poisson_arrivals(rng: np.random.Generator, rate_per_s: float, start_s: float,
-                     stop_s: float) -> np.ndarray:
-    """Arrival times of a Poisson process on [start, stop)."""
-    if rate_per_s <= 0:
-        return np.empty(0)
-    expected = (stop_s - start_s) * rate_per_s
-    n = int(expected + 10 * math.sqrt(expected) + 10)
-    times = start_s + np.cumsum(rng.exponential(1.0 / rate_per_s, n))
-    while times[-1] < stop_s:  # extremely unlikely: extend
-        more = times[-1] + np.cumsum(rng.exponential(1.0 / rate_per_s, n))
-        times = np.concatenate([times, more])
-    return times[times < stop_s]
-
-
-def web_flows(*, load: float, capacity_bps: float, start_s: float, stop_s: float,
-              rng: np.random.Generator, sizes: SizeModel, rtts: RttModel, cc: str = "reno",
-              direction: str = "forward", max_window: int = BACKGROUND_WINDOW) -> list[dict]:
-    """Engine flow entries for web-like transfers offering `load` (a fraction of
-    `capacity_bps`) between start and stop."""
-    rate = load * capacity_bps / (8.0 * sizes.mean())
-    times = poisson_arrivals(rng, rate, start_s, stop_s)
-    n = len(times)
-    if n == 0:  # a light load over a short time: the size sampler needs at least one
-        return []
-    size = sizes.sample(rng, n)
-    rtt = rtts.sample_ms(rng, n)
-    return [
-        {
-            "cc": cc,
-            "rtt_ns": int(rtt[i] * 1e6),
-            "start_ns": int(times[i] * 1e9),
-            "bytes": int(size[i]),
-            "max_window_bytes": max_window,
-            "direction": direction,
-            "trace": False,
-            "group": "web",
-        }
-        for i in range(n)
-    ]
 
 
 def long_lived_flows(*, count: int, rng: np.random.Generator, rtts: RttModel, cc: str = "reno",

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from tcpeval import cli
 from tcpeval.report import bottleneck_queue, run_report
-from tcpeval.scenario import engine_config, load_scenario, resolve
+from tcpeval.scenario import load_scenario, resolve
 from tcpeval.store import write_run
 
 run_mod = importlib.import_module("tcpeval.run")  # the package exports run() as `run`
@@ -162,17 +162,20 @@ def test_completions_carry_size_and_delivered_bytes_and_mark_unfinished(tmp_path
     assert open_["end_s"].isna().all() and open_["fct_s"].isna().all()
 
 
-def test_background_web_transfers_carry_their_configured_sizes():
+def test_background_web_transfers_carry_their_drawn_sizes():
+    """The engine draws the web transfers: each is a completions row, ids after
+    the scenario's flows, with the size the engine drew and what it delivered."""
     data = {"network": {"bottleneck": "50Mbps", "rtt": "20ms"}, "flows": [{"cc": "reno"}],
             "background": {"web": [{"load": 0.3}]}, "run": {"duration": "3s"}}
     resolved = resolve(load_scenario(data))
-    sizes = {i: f["bytes"] for i, f in enumerate(engine_config(resolved)["flows"])
-             if f.get("group") == "web"}
     raw, wall = run_mod.run_backend(resolved)
     c = run_mod.build_result(resolved, raw, wall).completions
+    sizes = {f["id"]: f["size_bytes"] for f in raw["flows"] if f["group"] == "web"}
     assert len(sizes) > 10 and dict(zip(c["id"], c["size_bytes"], strict=True)) == sizes
+    assert list(c["id"]) == list(range(1, len(c) + 1)) and (c["group"] == "web").all()
     assert c["completed"].any() and not c["completed"].all()
     assert (c["delivered_bytes"] <= c["size_bytes"]).all()
+    assert (c["delivered_bytes"][c["completed"]] == c["size_bytes"][c["completed"]]).all()
 
 
 # ----- messages fit the backend -------------------------------------------------------

@@ -42,17 +42,23 @@ pub struct WebConfig {
     pub load: f64,
     /// The capacity the load is a fraction of (the bottleneck's).
     pub rate_bps: f64,
+    /// The first transfer arrives one exponential gap after this time.
     #[serde(default)]
     pub start_ns: u64,
     /// No transfer arrives from this time on (running ones go on).
     pub stop_ns: u64,
+    /// Transfer sizes (default: SURGE's).
     #[serde(default)]
     pub sizes: SizeConfig,
+    /// Base RTT of each transfer (below its path's: the path's).
     pub rtt: RttConfig,
+    /// The transfers' congestion-control algorithm.
     #[schemars(schema_with = "cc_schema")]
     pub cc: String,
+    /// The algorithm's parameters, as a flow's.
     #[serde(default)]
     pub params: Map<String, Value>,
+    /// "forward" (data over the forward bottleneck) or "reverse".
     #[serde(default = "default_direction")]
     #[schemars(schema_with = "direction_schema")]
     pub direction: String,
@@ -68,12 +74,19 @@ pub struct WebConfig {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields, default)]
 pub struct SizeConfig {
+    /// Mean of ln(size) of the lognormal body.
     pub mu: f64,
+    /// Standard deviation of ln(size) of the body.
     pub sigma: f64,
+    /// Pareto shape of the tail (above 1: a finite mean).
     pub alpha: f64,
+    /// Bytes where the body ends and the tail begins.
     pub k: f64,
+    /// Share of transfers drawn from the tail.
     pub tail_fraction: f64,
+    /// Largest size in bytes (the tail's variance is infinite otherwise).
     pub cap: f64,
+    /// Smallest size in bytes.
     pub min_size: f64,
 }
 
@@ -90,11 +103,17 @@ impl Default for SizeConfig {
 pub struct RttConfig {
     #[schemars(schema_with = "rtt_kind_schema")]
     pub kind: String,
+    /// `fixed`: the RTT.
     pub value_ms: f64,
+    /// `uniform`: the lowest RTT.
     pub low_ms: f64,
+    /// `uniform`: the highest RTT.
     pub high_ms: f64,
+    /// `lognormal`: the median RTT.
     pub median_ms: f64,
+    /// `lognormal`: the standard deviation of ln(RTT).
     pub sigma: f64,
+    /// `empirical`: rows of [rtt_ms, weight], drawn in proportion to weight.
     pub table: Vec<[f64; 2]>,
 }
 

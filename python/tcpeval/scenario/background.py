@@ -1,5 +1,7 @@
-"""Background traffic: a recipe resolved from the scenario, expanded into engine
-flows only when the run starts."""
+"""Background traffic: a recipe resolved from the scenario. Its long-lived flows
+are expanded into engine flows when the run starts; its web sources go to the
+engine as they are (the engine's `web` section), which makes each transfer when
+it arrives (docs/traffic.md)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,10 @@ from .models import Scenario
 # Random streams of a run, derived from its seed: each use has its own, so adding
 # one never shifts another's draws (resolution.START_JITTER_STREAM is another).
 BACKGROUND_STREAM = 0xB6
+# Who draws the web transfers, recorded in each web source of the recipe so the
+# run key tells runs of one generator from another's: the front end's numpy
+# expansion before (no field), the engine's generator now.
+WEB_GENERATOR = "engine-1"
 
 
 def _background(sc: Scenario, rate_bps: float, duration_s: float,
@@ -32,7 +38,7 @@ def _background(sc: Scenario, rate_bps: float, duration_s: float,
                        "direction": ll.direction, "max_window": ll.window,
                        "rtt": dataclasses.asdict(ll.rtt.model(base_dir))}
                       for ll in bg.long_lived]
-        web = [{"load": w.load, "cc": w.cc, "direction": w.direction,
+        web = [{"generator": WEB_GENERATOR, "load": w.load, "cc": w.cc, "direction": w.direction,
                 "max_window": w.window, "start_s": w.start,
                 "stop_s": w.stop if w.stop is not None else duration_s,
                 "sizes": dataclasses.asdict(w.sizes.model()),
@@ -60,8 +66,8 @@ def _rtt_model(d: dict) -> traffic.RttModel:
 
 
 def expand_background(recipe: dict) -> list[dict]:
-    """Engine flows of a background recipe (one seeded stream of its own, long-lived
-    sources first, then web sources, in the scenario's order)."""
+    """Engine flows of a recipe's long-lived sources (one seeded stream of their
+    own, in the scenario's order)."""
     import numpy as np
 
     rng = np.random.default_rng([recipe["seed"], BACKGROUND_STREAM])
@@ -70,10 +76,19 @@ def expand_background(recipe: dict) -> list[dict]:
         out += traffic.long_lived_flows(
             count=ll["count"], rng=rng, rtts=_rtt_model(ll["rtt"]), cc=ll["cc"],
             jitter_s=ll["jitter_s"], direction=ll["direction"], max_window=ll["max_window"])
-    for w in recipe["web"]:
-        out += traffic.web_flows(
-            load=w["load"], capacity_bps=recipe["rate_bps"], start_s=w["start_s"],
-            stop_s=w["stop_s"], rng=rng, sizes=traffic.SizeModel(**w["sizes"]),
-            rtts=_rtt_model(w["rtt"]), cc=w["cc"], direction=w["direction"],
-            max_window=w["max_window"])
     return out
+
+
+def engine_web(recipe: dict) -> list[dict]:
+    """The engine's `web` sources of a recipe (config.rs WebConfig); the engine
+    draws their transfers from the run's seed."""
+    return [{"load": w["load"], "rate_bps": recipe["rate_bps"],
+             "start_ns": round(w["start_s"] * 1e9), "stop_ns": round(w["stop_s"] * 1e9),
+             "sizes": w["sizes"], "rtt": _json_rtt(w["rtt"]), "cc": w["cc"],
+             "direction": w["direction"], "max_window_bytes": w["max_window"]}
+            for w in recipe["web"] if w["load"] > 0]
+
+
+def _json_rtt(rtt: dict) -> dict:
+    """An RTT model with its table as lists (the recipe's rows are tuples)."""
+    return {**rtt, "table": [list(r) for r in rtt["table"]]}

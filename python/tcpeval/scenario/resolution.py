@@ -10,7 +10,7 @@ from pathlib import Path
 from ..constants import HEADER_BYTES, MTU_BYTES
 from ..errors import ScenarioError
 from ..units import Buffer, UnitError
-from .background import _background, expand_background
+from .background import _background, engine_web, expand_background
 from .fields import Share
 from .fields import nanoseconds as _ns
 from .limits import (
@@ -246,12 +246,16 @@ def _check_in_engine(sc: Scenario, resolved: dict) -> None:
 
 
 def engine_config(resolved: dict) -> dict:
-    """The engine's part of a resolved scenario: without the front end's meta, and
-    with the background recipe expanded into flows after the scenario's own."""
+    """The engine's part of a resolved scenario: without the front end's meta, with
+    the background's long-lived flows after the scenario's own and its web
+    sources as the engine's `web` section."""
     cfg = {k: v for k, v in resolved.items() if k != "meta"}
     recipe = resolved["meta"].get("background")
     if recipe:
         cfg["flows"] = cfg["flows"] + expand_background(recipe)
+        web = engine_web(recipe)
+        if web:
+            cfg["web"] = web
     return cfg
 
 
