@@ -196,6 +196,9 @@ def _refuse_flows(config: dict, caps: dict) -> str | None:
     ccs = set(caps["congestion_controls"])
     offers = caps.get("algorithms", {})
     flows = config["flows"]
+    if config.get("web"):  # web transfers are drawn by the engine (config.web)
+        return ("background: web and long-lived background traffic is not available on "
+                "the testbed; remove [background] or use --backend sim")
     for i, f in enumerate(flows):
         if kernel_name(f["cc"]) not in ccs and offers.get(f["cc"], {}).get("how") != "bpf":
             bpf = sorted(k for k, v in offers.items() if v["how"] == "bpf")
