@@ -10,8 +10,9 @@ DEFAULT_TRACE_INTERVAL_S = 0.1
 # Engine flows ([[flows]] count x streams plus long-lived
 # background flows): each holds a sender and a receiver with their scoreboards.
 MAX_FLOWS = 100_000
-# Expected web transfers of a run (load x capacity x time / mean size): each is
-# a dict while the run is built.
+# Expected web transfers of a run (load x capacity x time / mean size): the
+# engine draws them as the run goes, but each is a row of the results (its
+# summary through JSON and the completions table, about 1 KB on the way).
 MAX_WEB_FLOWS = 1_000_000
 # Segments a flow may send at once: every one is a packet in memory at once.
 # Linux caps cwnd at 2^31 - 1, far beyond what a simulation can hold.
