@@ -21,6 +21,10 @@ with the response function W(p) in packets:
 - H-TCP (Leith & Shorten 2004): no closed form; `htcp_cycle_window` iterates its
   deterministic loss cycle numerically with Linux's alpha(Delta) and beta.
 
+Stacks (issue 28, docs/stacks.md): in the stacks that count growth per ACK
+(Linux before 4.0, ns-2), delayed ACKs halve Reno's growth, and its mean window
+follows Mathis with b = 2 packets per ACK: W = sqrt(3 / (4p)).
+
 Random (Poisson) losses shift every constant a little from the deterministic
 sawtooth's (Reno: about +7%, Ott, Kemperman & Mathis 1996); the bar is +-20%.
 
@@ -133,6 +137,9 @@ def htcp_cycle_window(p: float, rtt_s: float, beta: float = 102 / 128) -> float:
     return sent / rounds
 
 
+DEFAULT_STACK = "linux-6.6"
+
+
 @dataclass(frozen=True)
 class Case:
     cc: str
@@ -140,6 +147,12 @@ class Case:
     rtt_s: float
     predicted: float
     region: str = ""
+    stack: str = DEFAULT_STACK
+
+    @property
+    def label(self) -> str:
+        """The algorithm, and its stack when not today's (`reno@linux-2.6.22`)."""
+        return self.cc if self.stack == DEFAULT_STACK else f"{self.cc}@{self.stack}"
 
 
 RESPONSE = {
@@ -149,6 +162,12 @@ RESPONSE = {
     "cubic": (cubic_window, "RFC 9438: max(1.054 (RTT/p)^0.75, sqrt(3/(2p)))"),
     "bic": (bic_window, "BIC binary-search cycle (numeric)"),
     "htcp": (htcp_cycle_window, "H-TCP loss cycle (numeric)"),
+}
+
+# Response functions of other stacks (docs/stacks.md), on the algorithm's grid.
+STACK_RESPONSE = {
+    ("reno", "linux-2.6.22"): (lambda p, rtt_s: reno_window(p, rtt_s) / math.sqrt(2),
+                               "Mathis with b = 2: sqrt(3/(4p))"),
 }
 
 # Loss rates per algorithm: two decades inside each one's high-speed regime.
@@ -200,6 +219,8 @@ def cases(algorithms: list[str], reduced: bool = False) -> list[Case]:
             if cc == "cubic":
                 region = "reno-friendly" if w <= math.sqrt(1.5 / p) * 1.0001 else "cubic"
             out.append(Case(cc, p, rtt, w, region))
+            out += [Case(cc, p, rtt, fn_stack(p, rtt), "", stack)
+                    for (of, stack), (fn_stack, _) in STACK_RESPONSE.items() if of == cc]
     return out
 
 
@@ -222,6 +243,7 @@ def engine_config(case: Case, loss_events: int = LOSS_EVENTS, seed: int = 1) -> 
         "flows": [
             {
                 "cc": case.cc,
+                "stack": case.stack,
                 "rtt_ns": rtt_ns,
                 "max_window_bytes": int(window) * MSS,
                 **FLOW_OVERRIDES.get(case.cc, {}),
@@ -242,7 +264,7 @@ def measure(case: Case, loss_events: int | None = None, seed: int = 1) -> dict:
     keep = t >= WARMUP * cfg["duration_ns"]
     mean_cwnd = float(cwnd[keep].mean())
     return {
-        "cc": case.cc,
+        "cc": case.label,
         "p": case.p,
         "rtt_ms": case.rtt_s * 1e3,
         "region": case.region,

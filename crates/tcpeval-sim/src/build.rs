@@ -2,6 +2,7 @@
 
 use crate::cc::Cc;
 use crate::config::{endpoints, FlowConfig, HopConfig, RedConfig, ValidConfig};
+use crate::stack::Stack;
 use crate::net::topology::{chain, HopSpec, HostSpec, NodeKind, Topology};
 use crate::net::{Discipline, Limit, Queue, Red};
 use crate::tcp::{Receiver, ReceiverConfig, Sender, SenderConfig};
@@ -103,6 +104,8 @@ pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r
         },
         cc,
     );
+    let profile = Stack::from_name(&f.stack).expect("validated").profile();
+    let sender = sender.with_stack(&profile);
     let receiver = Receiver::new(ReceiverConfig {
         flow: i as u32,
         dst: s,
@@ -111,7 +114,8 @@ pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r
         delayed_ack: f.delayed_ack,
         delack_timeout: f.delack_timeout_ns,
         ack_bytes: f.mtu - f.mss,
-    });
+    })
+    .with_stack(&profile);
     (sender, receiver)
 }
 

@@ -4,6 +4,7 @@
 
 use crate::cc::Cc;
 use crate::consts;
+use crate::stack::Stack;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -222,6 +223,15 @@ fn cc_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema
     one_of(&crate::cc::names(), None)
 }
 
+fn stack_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    let names: Vec<&str> = crate::stack::STACKS.iter().map(|s| s.name()).collect();
+    one_of(&names, Some(crate::stack::DEFAULT_STACK.name()))
+}
+
+fn default_stack() -> String {
+    crate::stack::DEFAULT_STACK.name().into()
+}
+
 fn queue_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
     one_of(QUEUES, Some(&default_queue()))
 }
@@ -304,6 +314,12 @@ pub struct FlowConfig {
     /// flow of parallel streams).
     #[serde(default)]
     pub group: Option<String>,
+    /// The TCP stack the flow's sender and receiver run, with its era's
+    /// algorithm variants and switches (docs/stacks.md); "linux-6.6" is
+    /// today's behaviour.
+    #[serde(default = "default_stack")]
+    #[schemars(schema_with = "stack_schema")]
+    pub stack: String,
 }
 
 fn default_mss() -> u32 {
@@ -650,7 +666,9 @@ impl FlowConfig {
         if self.bytes == Some(0) {
             return Err(err(format!("flows[{i}].bytes"), "must be positive"));
         }
-        Cc::from_config(&self.cc, &self.params).map_err(|e| err(format!("flows[{i}].{}", e.field), e.message))
+        let stack = Stack::from_name(&self.stack).map_err(|m| err(format!("flows[{i}].stack"), m))?;
+        let (cc, _) = stack.build(&self.cc, &self.params).map_err(|e| err(format!("flows[{i}].{}", e.field), e.message))?;
+        Ok(cc)
     }
 }
 
@@ -771,6 +789,20 @@ mod tests {
         let path = BASE.replace("IW", "10").replacen(r#""rtt_ns":1000000}"#, r#""rtt_ns":1000000,"path":[0,2]}"#, 1);
         let e = Config::from_json(&path).unwrap_err();
         assert_eq!((e.path.as_str(), e.message.as_str()), ("flows[0].path", "give [enter, leave], two different routers in 0..1, got [0, 2]"));
+    }
+
+    /// Issue 28: an unknown stack, or an algorithm the flow's stack did not
+    /// have, is an error of that flow saying what is allowed.
+    #[test]
+    fn a_flow_s_stack_must_exist_and_offer_its_algorithm() {
+        let with = |stack: &str, cc: &str| BASE.replace("IW", "10").replacen(r#""cc":"reno""#, &format!(r#""cc":"{cc}","stack":"{stack}""#), 1);
+        let e = Config::from_json(&with("linux-2.7", "reno")).unwrap_err();
+        assert_eq!(e.path, "flows[0].stack");
+        assert!(e.message.starts_with("unknown stack 'linux-2.7'; allowed: linux-2.4, "), "{e}");
+        let e = Config::from_json(&with("linux-2.4", "cubic")).unwrap_err();
+        assert_eq!(e.path, "flows[0].cc");
+        assert!(e.message.starts_with("stack linux-2.4 offers reno, scalable, "), "{e}");
+        assert!(matches!(Config::from_json(&with("linux-2.6.22", "cubic")).unwrap().algorithms(), [Cc::Cubic(_), Cc::Reno(_)]));
     }
 
     #[test]

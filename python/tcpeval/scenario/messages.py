@@ -126,6 +126,8 @@ def user_field(sc: Scenario, resolved: dict, path: str) -> str:
         k = entry[i]
         if key_base == "rtt_ns" and sc.flows[k].rtt is None:
             return "network.rtt"
+        if key_base == "stack" and sc.flows[k].stack is None:
+            return "run.stack"
         field = f"flows[{k}]"
         key_base = _FLOW_KEYS.get(key_base, key_base)
     elif name == "udp" and i is not None:

@@ -79,9 +79,10 @@ class Flow(_Model):
     ENGINE_RENAMES: ClassVar[dict[str, str]] = {"txqueuelen": "nic_queue_pkts",
                                                 "label": "group", "start": "start_ns"}
     EXPANDED: ClassVar[frozenset[str]] = frozenset(
-        {"count", "streams", "start", "start_jitter", "rtt", "bytes", "mss", "label"})
+        {"count", "streams", "start", "start_jitter", "rtt", "bytes", "mss", "label", "stack"})
 
     cc: str = "reno"
+    stack: str | None = None  # the TCP stack (docs/stacks.md); None: the run's
     count: int = Field(1, ge=1, le=MAX_FLOWS)
     streams: int = Field(1, ge=1, le=1024)
     start: float | list[float] = 0.0
@@ -235,6 +236,7 @@ class Run(_Model):
     measure_from: Time = 0.0
     seed: int = Field(1, ge=0, lt=2**63)
     backend: str = "sim"
+    stack: str = "linux-6.6"  # every flow's TCP stack unless the flow gives one
 
     @field_validator("backend")
     @classmethod

@@ -157,6 +157,7 @@ def _engine_flows(sc: Scenario, rtt_s: float,
                 engine.append({
                     **passed, "rtt_ns": _ns(f.rtt if f.rtt is not None else rtt_s),
                     "start_ns": _ns(start), "bytes": share, "mss": mss, "group": label,
+                    "stack": f.stack or sc.run.stack,
                 })
             logical.append({"id": fid, "label": label, "cc": f.cc, "streams": ids,
                             "entry": k})

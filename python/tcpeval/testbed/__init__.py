@@ -236,6 +236,9 @@ def _flow_problem(f: dict) -> str | None:
                 "remove send_overhead or use --backend sim")
     if f.get("nic_queue_pkts"):
         return "txqueuelen: not emulated on the testbed; remove it or use --backend sim"
+    if f.get("stack", "linux-6.6") != "linux-6.6":
+        return (f"stack: the testbed runs this machine's kernel, not {f['stack']}; "
+                "remove stack or use --backend sim")
     if f.get("mtu", 1500) > 9000:
         return "mtu: the testbed's veths carry at most 9000 bytes; use a smaller mtu"
     return None
