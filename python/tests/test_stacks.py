@@ -46,3 +46,11 @@ def test_the_stack_reaches_the_engine():
         return run(doc).summary["flows"][0]["bytes_delivered"]
     ratio = delivered("linux-6.6") / delivered("linux-2.6.22")
     assert 1.15 < ratio < 1.6, ratio
+
+
+def test_the_testbed_refuses_an_older_stack():
+    from tcpeval.testbed import _flow_problem
+
+    assert _flow_problem({"stack": "linux-2.6.22"}).startswith(
+        "stack: the testbed runs this machine's kernel, not linux-2.6.22")
+    assert _flow_problem({"stack": "linux-6.6"}) is None
