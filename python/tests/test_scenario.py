@@ -1,3 +1,4 @@
+import copy
 import json
 
 import pytest
@@ -160,6 +161,18 @@ def test_background_is_planned_as_a_recipe_and_expanded_for_the_engine():
                    "run.seed=2", "background.web.0.rtt.median='90ms'"):
         assert run_key(resolved(data, [change])) != key, change
     assert run_key(resolved(data)) == key
+
+
+def test_web_runs_of_the_front_ends_generator_have_other_keys():
+    """A stored web run of before the engine drew the transfers (its recipe has
+    no `generator`) is not taken for today's run of the same scenario."""
+    data = {"flows": [{"cc": "reno"}], "run": {"duration": "30s"},
+            "background": {"web": [{"load": 0.2}]}}
+    r = resolved(data)
+    old = copy.deepcopy(r)
+    del old["meta"]["background"]["web"][0]["generator"]
+    assert r["meta"]["background"]["web"][0]["generator"] == "engine-1"
+    assert run_key(old) != run_key(r)
 
 
 def test_an_empirical_rtt_table_is_read_into_the_recipe(tmp_path):
