@@ -34,6 +34,27 @@ def test_a_wrong_stack_is_an_error_naming_the_flow(data, message):
     assert str(e.value).startswith(message), str(e.value)
 
 
+@pytest.mark.parametrize("stack,mss,rtt,iw,delack_ms", [
+    ("linux-6.6", 1448, "50ms", 10, 40),
+    ("linux-2.6.22", 1448, "50ms", 3, 40),      # RFC 3390 by MSS
+    ("linux-2.6.22", 1000, "50ms", 4, 40),
+    ("linux-2.4", 1448, "50ms", 2, 40),         # RFC 2414: 2 beyond 20 ms
+    ("linux-2.4", 1448, "10ms", 3, 40),
+    ("ns2", 1448, "50ms", 2, 100),              # windowInit_ 2, DelAck interval_ 100 ms
+])
+def test_a_flow_without_its_own_takes_its_stack_s_initial_window_and_ack_timer(
+        stack, mss, rtt, iw, delack_ms):
+    doc = {"network": {"rtt": rtt}, "flows": [{"stack": stack, "mss": mss}]}
+    f = resolved(doc)["flows"][0]
+    assert (f["initial_cwnd"], f["delack_timeout_ns"]) == (iw, delack_ms * 1_000_000)
+
+
+def test_a_flow_s_own_initial_window_and_ack_timer_win_over_its_stack_s():
+    doc = {"flows": [{"stack": "ns2", "initial_cwnd": 7, "delack_timeout": "20ms"}]}
+    f = resolved(doc)["flows"][0]
+    assert (f["initial_cwnd"], f["delack_timeout_ns"]) == (7, 20_000_000)
+
+
 def test_the_stack_reaches_the_engine():
     """One Reno flow under 1e-3 random loss: 2.6.22 counts ACKs, so with delayed
     ACKs it grows more slowly than today's stack, which counts packets. Mathis's

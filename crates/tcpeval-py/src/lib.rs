@@ -57,6 +57,18 @@ fn constants() -> std::collections::HashMap<&'static str, u64> {
     tcpeval_sim::consts::ALL.iter().copied().collect()
 }
 
+/// A stack's out-of-the-box initial window (packets, for a flow with this MSS
+/// whose handshake measured `rtt_ns`) and delayed-ACK timer in ns (None:
+/// Linux's, the engine's default), from the stack's profile (docs/stacks.md):
+/// the front end gives them to a flow that sets neither. Raises
+/// ValueError("stack", message) for an unknown stack.
+#[pyfunction]
+fn stack_defaults(stack: &str, mss: u32, rtt_ns: u64) -> PyResult<(u32, Option<u64>)> {
+    let stack = tcpeval_sim::stack::Stack::from_name(stack).map_err(|e| PyValueError::new_err(("stack", e)))?;
+    let profile = stack.profile();
+    Ok((profile.initial_window.packets(mss, rtt_ns), profile.delack_timeout))
+}
+
 /// Engine version, recorded in every result.
 #[pyfunction]
 fn version() -> &'static str {
@@ -67,6 +79,7 @@ fn version() -> &'static str {
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(stack_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(algorithm_params, m)?)?;

@@ -70,9 +70,9 @@ pub struct Profile {
     pub quickacks: u32,
     /// The stack's out-of-the-box initial window and delayed-ACK timer (ns-2's
     /// `Agent/TCPSink/Sack1/DelAck set interval_ 100ms`; None: Linux's, the
-    /// engine's default). The engine does not apply them: a flow's
-    /// `initial_cwnd` and `delack_timeout_ns` are its own; they are the
-    /// values a scenario of this stack should give when it sets none.
+    /// engine's default). The engine config's flow carries its own
+    /// `initial_cwnd` and `delack_timeout_ns`; the front end fills them from
+    /// these (binding `stack_defaults`) for a flow that sets neither.
     pub initial_window: InitialWindow,
     pub delack_timeout: Option<Time>,
 }

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import traffic
 from ..cc_names import available_algorithms
-from ..constants import DELACK_TIMEOUT_S, INITIAL_CWND, MTU_BYTES
+from ..constants import MTU_BYTES
 from ..units import MAX_BUFFER_PKTS, parse_time
 from .fields import (
     BufferSize,
@@ -79,7 +79,8 @@ class Flow(_Model):
     ENGINE_RENAMES: ClassVar[dict[str, str]] = {"txqueuelen": "nic_queue_pkts",
                                                 "label": "group", "start": "start_ns"}
     EXPANDED: ClassVar[frozenset[str]] = frozenset(
-        {"count", "streams", "start", "start_jitter", "rtt", "bytes", "mss", "label", "stack"})
+        {"count", "streams", "start", "start_jitter", "rtt", "bytes", "mss", "label", "stack",
+         "initial_cwnd", "delack_timeout"})
 
     cc: str = "reno"
     stack: str | None = None  # the TCP stack (docs/stacks.md); None: the run's
@@ -94,8 +95,9 @@ class Flow(_Model):
     bytes: Size | None = None
     sack: bool = True
     delayed_ack: bool = True
-    delack_timeout: Time = DELACK_TIMEOUT_S
-    initial_cwnd: int = Field(INITIAL_CWND, ge=1, le=MAX_INITIAL_CWND)
+    # None: the stack's own (docs/stacks.md; today's: 40 ms and 10 segments).
+    delack_timeout: Time | None = None
+    initial_cwnd: int | None = Field(None, ge=1, le=MAX_INITIAL_CWND)
     mtu: int = Field(MTU_BYTES, ge=576, le=65535)
     mss: int | None = Field(None, ge=1, le=65535)
     params: dict[str, Any] = {}

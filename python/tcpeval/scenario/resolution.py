@@ -7,7 +7,8 @@ import json
 import math
 from pathlib import Path
 
-from ..constants import HEADER_BYTES, MTU_BYTES
+from .. import _sim
+from ..constants import DELACK_TIMEOUT_S, HEADER_BYTES, INITIAL_CWND, MTU_BYTES
 from ..errors import ScenarioError
 from ..units import Buffer, UnitError
 from .background import _background, engine_web, expand_background
@@ -146,7 +147,9 @@ def _engine_flows(sc: Scenario, rtt_s: float,
         total = f.bytes
         if total is not None and total < f.streams:
             raise ScenarioError(f"flows[{k}].bytes: fewer bytes than streams")
-        passed = passed_to_engine(f)
+        stack = f.stack or sc.run.stack
+        passed = {**passed_to_engine(f), "stack": stack,
+                  **_stack_defaults(f, stack, mss, f.rtt if f.rtt is not None else rtt_s)}
         for start in _starts(f, k, sc.run.seed):
             fid = len(logical)
             label = f.label or f"{f.cc}-{fid}"
@@ -157,11 +160,25 @@ def _engine_flows(sc: Scenario, rtt_s: float,
                 engine.append({
                     **passed, "rtt_ns": _ns(f.rtt if f.rtt is not None else rtt_s),
                     "start_ns": _ns(start), "bytes": share, "mss": mss, "group": label,
-                    "stack": f.stack or sc.run.stack,
                 })
             logical.append({"id": fid, "label": label, "cc": f.cc, "streams": ids,
                             "entry": k})
     return engine, logical
+
+
+def _stack_defaults(f: Flow, stack: str, mss: int, rtt_s: float) -> dict:
+    """The flow's initial window and delayed-ACK timer: its own, else its stack's
+    out of the box (the engine's stack profile: 2.6.22 starts with 3 segments of
+    1448 B, ns-2's sink delays by 100 ms). An unknown stack keeps today's values
+    here; the engine's validation then names the field."""
+    try:
+        iw, delack_ns = _sim.stack_defaults(stack, mss, _ns(rtt_s))
+    except ValueError:
+        iw, delack_ns = INITIAL_CWND, None
+    delack = f.delack_timeout if f.delack_timeout is not None else (
+        DELACK_TIMEOUT_S if delack_ns is None else delack_ns / 1e9)
+    return {"initial_cwnd": f.initial_cwnd if f.initial_cwnd is not None else iw,
+            "delack_timeout_ns": _ns(delack)}
 
 
 def _bps(rate: float | Share, capacity_bps: float) -> float:
