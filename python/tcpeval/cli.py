@@ -120,11 +120,12 @@ def _fmt(value, digits: int = 1) -> str:
 
 def flow_table(summary: dict) -> "Table":
     table = _table("Per-flow results")
-    for col in ("flow", "cc", "streams", "rtt ms", "start s", "Mbit/s", "std", "retx", "RTOs",
-                "mean cwnd", "mean srtt ms"):
-        table.add_column(col, justify="left" if col in ("flow", "cc") else "right")
+    for col in ("flow", "cc", "stack", "streams", "rtt ms", "start s", "Mbit/s", "std", "retx",
+                "RTOs", "mean cwnd", "mean srtt ms"):
+        table.add_column(col, justify="left" if col in ("flow", "cc", "stack") else "right")
     for f in summary["flows"]:
-        table.add_row(f["label"], f["cc"], str(f["streams"]), _fmt(f["rtt_ms"]),
+        table.add_row(f["label"], f["cc"], f.get("stack") or "-", str(f["streams"]),
+                      _fmt(f["rtt_ms"]),
                       _fmt(f["start_s"]), _fmt(f["throughput_mbps"], 2),
                       _fmt(f["throughput_std_mbps"], 2), _count(f["retransmits"]),
                       _count(f["timeouts"]), _fmt(f["mean_cwnd_pkts"]), _fmt(f["mean_srtt_ms"]))
@@ -489,7 +490,7 @@ def results(
 
 def _compact(df):
     """The columns that fit a terminal: every axis, status, headline metrics, and
-    a flow's algorithm where it varies and no axis says it already."""
+    a flow's algorithm and stack where they vary and no axis says so already."""
     from .store import axis_columns
 
     axes = set(axis_columns(df))
@@ -501,8 +502,9 @@ def _compact(df):
         flow = re.fullmatch(r"flow(\d+)\.(\w+)", col)
         if flow is None:
             return col not in drop
-        if flow[2] == "cc":
-            return f"flows.{flow[1]}.cc" not in axes and df[col].nunique(dropna=True) > 1
+        if flow[2] in ("cc", "stack"):
+            return (f"flows.{flow[1]}.{flow[2]}" not in axes and "run.stack" not in axes
+                    and df[col].nunique(dropna=True) > 1)
         return flow[2] == "throughput_mbps"
 
     out_df = df[[c for c in df.columns if shown(c)]].copy()

@@ -141,7 +141,7 @@ def cdf_figure(result: Result):
 
 
 def _summary_table(summary: dict) -> str:
-    cols = ["label", "cc", "streams", "rtt_ms", "throughput_mbps", "throughput_std_mbps",
+    cols = ["label", "cc", "stack", "streams", "rtt_ms", "throughput_mbps", "throughput_std_mbps",
             "retransmits", "timeouts", "mean_cwnd_pkts", "mean_srtt_ms"]
     head = "".join(f"<th>{c}</th>" for c in cols)
     rows = []

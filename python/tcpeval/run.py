@@ -346,7 +346,9 @@ def _flow_summary(f: Flow, streams: list[Stream], resolved, tput, cwnd, srtt,
     retx_total = sum(s.retransmits for s in streams)
     stats = metrics.interval_stats(tput)
     return {
-        "id": f.id, "label": f.label, "cc": f.cc, "streams": len(f.streams),
+        "id": f.id, "label": f.label, "cc": f.cc,
+        # The TCP stack it ran (docs/stacks.md); None in runs from before stacks.
+        "stack": cfg.get("stack"), "streams": len(f.streams),
         "rtt_ms": cfg["rtt_ns"] / 1e6, "start_s": cfg["start_ns"] / NS,
         # A flow with no whole interval in the window reports 0 Mbit/s, +- 0.
         "throughput_mbps": stats.mean if len(tput) else 0.0,

@@ -75,3 +75,16 @@ def test_the_testbed_refuses_an_older_stack():
     assert _flow_problem({"stack": "linux-2.6.22"}).startswith(
         "stack: the testbed runs this machine's kernel, not linux-2.6.22")
     assert _flow_problem({"stack": "linux-6.6"}) is None
+
+
+def test_the_summary_and_the_flow_table_say_which_stack_each_flow_ran():
+    from tcpeval.cli import flow_table
+
+    doc = {"network": {"bottleneck": "10Mbps", "rtt": "20ms"},
+           "flows": [{"cc": "reno"}, {"cc": "cubic", "stack": "linux-2.6.22"}],
+           "run": {"duration": "1s", "stack": "linux-3.16"}}
+    summary = run(load_scenario(doc)).summary
+    assert [f["stack"] for f in summary["flows"]] == ["linux-3.16", "linux-2.6.22"]
+    table = flow_table(summary)
+    stacks = next(c for c in table.columns if c.header == "stack")
+    assert list(stacks._cells) == ["linux-3.16", "linux-2.6.22"]
