@@ -81,14 +81,15 @@ wheel: $(VENV)/.deps
 wheel-test: wheel
 	TCPEVAL_WHEEL_TEST=1 $(VENV)/bin/pytest python/tests/test_wheel.py
 
-test: setup browser testbed-deps test-rust test-python
+test: setup browser testbed-deps ns2-deps test-rust test-python
 
 # The delay line's namespace tests (cargo) and the testbed tests (pytest) need
-# testbed-deps; both skip with the reason where it could not be installed.
+# testbed-deps; both skip with the reason where it could not be installed. The
+# ns-2 tests (a tiny cross-check cell) need ns2-deps, and skip likewise.
 test-rust: testbed-deps
 	cargo test --workspace --exclude tcpeval-py -q
 
-test-python: setup browser testbed-deps
+test-python: setup browser testbed-deps ns2-deps
 	$(VENV)/bin/pytest python/tests
 
 # Reports are checked in headless Chromium (Debian's package). Installed when
