@@ -74,7 +74,8 @@ class SimStats:
     end_ns: int
 
 
-TABLES = ("intervals", "trace", "queue", "link_intervals", "udp_intervals")
+# "web": the transfers of the engine's web sources, a column per field.
+TABLES = ("intervals", "trace", "queue", "link_intervals", "udp_intervals", "web")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,7 @@ class EngineOutput:
     queue: dict
     link_intervals: dict
     udp_intervals: dict
+    web: dict
     validity: dict | None
 
     @classmethod

@@ -131,7 +131,7 @@ def build_result(resolved: dict, raw: dict, wall_s: float) -> Result:
     queue = _frame(out.queue)
     links = _link_table(out, resolved)
     udp = _frame(out.udp_intervals)
-    completions = _completions(out.streams)
+    completions = _completions(out, resolved)
     summary = summarize(resolved, out, flows, trace, links, wall_s, queue)
     return Result(resolved, summary, flows, trace, queue, links, udp, completions, raw)
 
@@ -239,16 +239,32 @@ COMPLETION_TYPES = {"size_bytes": np.int64, "delivered_bytes": np.int64, "comple
                     "end_s": np.float64, "fct_s": np.float64}
 
 
-def _completions(streams: tuple[Stream, ...]) -> Table:
-    """Every fixed-size transfer (background web ones included): its size, the
-    bytes it delivered, and whether and when it completed. An unfinished
-    transfer has no end and no FCT (null, never 0)."""
-    rows = [_completion(s) for s in streams if s.size_bytes is not None]
-    if not rows:
-        t = Table.empty(COMPLETION_COLUMNS)
-    else:
-        t = Table.from_lists({c: [r[c] for r in rows] for c in COMPLETION_COLUMNS})
+def _completions(out: EngineOutput, resolved: dict) -> Table:
+    """Every fixed-size transfer (the scenario's, then the web transfers the
+    engine drew, by id): its size, the bytes it delivered, and whether and when
+    it completed. An unfinished transfer has no end and no FCT (null, never 0)."""
+    rows = [_completion(s) for s in out.streams if s.size_bytes is not None]
+    columns = {c: [r[c] for r in rows] for c in COMPLETION_COLUMNS}
+    if out.web.get("id"):
+        for c, values in _web_completions(out.web, resolved).items():
+            columns[c] += values
+    t = Table.from_lists(columns) if columns["id"] else Table.empty(COMPLETION_COLUMNS)
     return Table({c: _typed(col, COMPLETION_TYPES.get(c)) for c, col in t.columns.items()})
+
+
+def _web_completions(web: dict, resolved: dict) -> dict[str, list]:
+    """The completions columns of the engine's web transfers (its columns, as
+    `_completion` makes a stream's row)."""
+    from .scenario.background import engine_web
+
+    ccs = [w["cc"] for w in engine_web(resolved["meta"]["background"])]
+    start = [t / NS for t in web["start_ns"]]
+    end = [None if t is None else t / NS for t in web["completed_ns"]]
+    return {"id": web["id"], "group": ["web"] * len(start), "cc": [ccs[k] for k in web["source"]],
+            "start_s": start, "size_bytes": web["size_bytes"],
+            "delivered_bytes": web["bytes_delivered"],
+            "completed": [t is not None for t in end], "end_s": end,
+            "fct_s": [None if e is None else e - s for e, s in zip(end, start, strict=True)]}
 
 
 def _typed(col: np.ndarray, dtype) -> np.ndarray:

@@ -170,7 +170,7 @@ def test_background_web_transfers_carry_their_drawn_sizes():
     resolved = resolve(load_scenario(data))
     raw, wall = run_mod.run_backend(resolved)
     c = run_mod.build_result(resolved, raw, wall).completions
-    sizes = {f["id"]: f["size_bytes"] for f in raw["flows"] if f["group"] == "web"}
+    sizes = dict(zip(raw["web"]["id"], raw["web"]["size_bytes"], strict=True))
     assert len(sizes) > 10 and dict(zip(c["id"], c["size_bytes"], strict=True)) == sizes
     assert list(c["id"]) == list(range(1, len(c) + 1)) and (c["group"] == "web").all()
     assert c["completed"].any() and not c["completed"].all()

@@ -15,8 +15,9 @@ from tcpeval import traffic as tr
 CAP = 2e6  # a capped tail, so a short run's transfers finish
 
 
-def _web_run(load: float, seed: int = 1, stop_s: float = 40, duration_s: float = 40) -> list[dict]:
-    """The web transfers of an engine run at `load` of 100 Mbit/s (engine's `web`)."""
+def _web_run(load: float, seed: int = 1, stop_s: float = 40, duration_s: float = 40) -> dict:
+    """The web transfers (a column per field) of an engine run at `load` of
+    100 Mbit/s (engine's `web`)."""
     sizes = {"mu": tr.SURGE_BODY_MU, "sigma": tr.SURGE_BODY_SIGMA, "alpha": tr.SURGE_TAIL_ALPHA,
              "k": tr.SURGE_TAIL_K, "tail_fraction": tr.SURGE_TAIL_FRACTION, "cap": CAP,
              "min_size": 1.0}
@@ -30,7 +31,8 @@ def _web_run(load: float, seed: int = 1, stop_s: float = 40, duration_s: float =
     }
     res = json.loads(_sim.simulate(json.dumps(cfg)))
     assert res["intervals"]["flow"] == [], "web flows are not traced per interval"
-    return res["flows"]
+    assert res["flows"] == []
+    return {k: np.array(v) for k, v in res["web"].items()}
 
 
 def _rate(load: float) -> float:
@@ -39,12 +41,12 @@ def _rate(load: float) -> float:
 
 
 def test_engine_sizes_and_gaps_follow_the_front_ends_model():
-    flows = _web_run(0.3)
-    sizes = np.array([f["size_bytes"] for f in flows])
+    web = _web_run(0.3)
+    sizes = web["size_bytes"]
     assert len(sizes) > 1500
     _, p = tr.ks_statistic(sizes, tr.SizeModel(cap=CAP).cdf)
     assert p > 0.001
-    gaps = np.diff([f["start_ns"] / 1e9 for f in flows])
+    gaps = np.diff(web["start_ns"] / 1e9)
     _, p = tr.ks_statistic(gaps, lambda x: 1 - np.exp(-_rate(0.3) * x))
     assert p > 0.001
     # The same statistic rejects a body shifted by 0.2 in ln bytes.
@@ -55,19 +57,18 @@ def test_engine_sizes_and_gaps_follow_the_front_ends_model():
 @settings(max_examples=5, deadline=None)
 @given(st.floats(0.05, 0.5), st.integers(0, 2**31))
 def test_arrivals_scale_with_load(load, seed):
-    flows = _web_run(load, seed, stop_s=20, duration_s=20)
+    web = _web_run(load, seed, stop_s=20, duration_s=20)
     expected = _rate(load) * 20
-    assert abs(len(flows) - expected) < 6 * np.sqrt(expected) + 5
+    assert abs(len(web["id"]) - expected) < 6 * np.sqrt(expected) + 5
 
 
 def test_web_transfers_complete_and_deliver_every_byte_through_the_engine():
-    flows = _web_run(0.3, stop_s=20, duration_s=40)
-    assert [f["id"] for f in flows] == list(range(len(flows)))
-    assert all(f["completed_ns"] is not None for f in flows)
-    for f in flows:
-        assert f["bytes_delivered"] == f["size_bytes"] <= CAP
-        assert f["completed_ns"] > f["start_ns"] and f["start_ns"] < 20e9
-        assert f["group"] == "web" and 10e6 <= f["rtt_ns"] <= 200e6
+    web = _web_run(0.3, stop_s=20, duration_s=40)
+    assert list(web["id"]) == list(range(len(web["id"]))) and (web["source"] == 0).all()
+    assert all(t is not None for t in web["completed_ns"])
+    assert (web["bytes_delivered"] == web["size_bytes"]).all() and (web["size_bytes"] <= CAP).all()
+    assert (web["completed_ns"] > web["start_ns"]).all() and (web["start_ns"] < 20e9).all()
+    assert ((web["rtt_ns"] >= 10e6) & (web["rtt_ns"] <= 200e6)).all()
 
 
 def test_empirical_rtt_table(tmp_path):

@@ -88,11 +88,11 @@ fn main() {
     let cfg = config(case, n);
     let planned_s = t0.elapsed().as_secs_f64();
     let res = Simulation::new(cfg).expect("a valid config").run();
-    let done = res.flows.iter().filter(|f| f.completed_ns.is_some()).count();
+    let done = res.flows.iter().filter(|f| f.completed_ns.is_some()).count() + res.web.completed_ns.iter().flatten().count();
     println!(
         "{case} {n}: {} flows reported ({done} completed), {:.0} s simulated, {} bottleneck packets, {} events; \
          plan {planned_s:.1} s, total {:.1} s wall; peak {:.0} MiB",
-        res.flows.len(),
+        res.flows.len() + res.web.len(),
         res.sim.end_ns as f64 / 1e9,
         res.sim.packets,
         res.sim.events,

@@ -11,7 +11,7 @@ use crate::tcp::{Receiver, Sender};
 use crate::time::Time;
 use crate::trace::{FlowIntervals, FlowMark, FlowTrace, LinkIntervals, LinkMark, QueueTrace, UdpIntervals};
 use crate::traffic::UdpSource;
-use crate::web::{Transfer, WebSource};
+use crate::web::{Transfer, TransferTable, WebSource};
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -85,6 +85,8 @@ pub struct SimResult {
     pub udp_intervals: UdpIntervals,
     pub links: Vec<LinkSummary>,
     pub sim: SimInfo,
+    /// The web sources' transfers (config `web`), by id; ids follow `flows`'.
+    pub web: TransferTable,
 }
 
 pub struct Simulation {
@@ -137,8 +139,8 @@ struct WebState {
     /// Per flow slot: the id its packets carry (a configured flow's is its index).
     slot_id: Vec<u32>,
     next_id: u32,
-    /// Summaries of finished transfers, in order of completion.
-    done: Vec<FlowSummary>,
+    /// Finished transfers, in order of completion.
+    done: TransferTable,
     /// Payload bytes sent and received by earlier transfers of reused slots,
     /// stale arrivals included (for the conservation check).
     retired_sent: u64,
@@ -575,16 +577,12 @@ impl Simulation {
 
     fn finish(mut self) -> SimResult {
         let end = self.sched.now().max(self.cfg.duration_ns);
-        let mut flows: Vec<FlowSummary> = (0..self.cfg.flows.len()).map(|i| self.configured_summary(i)).collect();
+        let flows: Vec<FlowSummary> = (0..self.cfg.flows.len()).map(|i| self.summary(i)).collect();
         let live: Vec<usize> = (0..self.web.slots.len()).filter(|&j| self.web.slots[j].live).collect();
         for j in live {
-            let f = self.cfg.flows.len() + j;
-            let summary = self.web_summary(f);
-            self.web.done.push(summary);
+            self.record_transfer(self.cfg.flows.len() + j);
         }
-        let mut web = std::mem::take(&mut self.web.done);
-        web.sort_by_key(|t| t.id);
-        flows.extend(web);
+        let web = std::mem::take(&mut self.web.done).sorted_by_id();
         let links = self
             .topo
             .monitored
@@ -619,6 +617,7 @@ impl Simulation {
             udp_intervals: self.udp_intervals,
             links,
             sim: SimInfo { events: self.sched.processed(), packets, end_ns: end },
+            web,
         }
     }
 }
@@ -648,16 +647,6 @@ impl WebState {
             ..WebState::default()
         }
     }
-}
-
-/// Who a summary is about: a configured flow's or a web transfer's identity.
-struct FlowHead<'a> {
-    id: u32,
-    cc: &'a str,
-    group: Option<String>,
-    rtt_ns: u64,
-    start_ns: u64,
-    size_bytes: Option<u64>,
 }
 
 impl Simulation {
@@ -742,34 +731,36 @@ impl Simulation {
             return;
         }
         self.web.slots[j].live = false;
-        let summary = self.web_summary(f);
-        self.web.done.push(summary);
+        self.record_transfer(f);
         self.web.draining[self.web.slots[j].source as usize].push_back(f as u32);
     }
 
-    fn configured_summary(&self, f: usize) -> FlowSummary {
-        let c = &self.cfg.flows[f];
-        let head = FlowHead { id: f as u32, cc: &c.cc, group: c.group.clone(), rtt_ns: c.rtt_ns, start_ns: c.start_ns, size_bytes: c.bytes };
-        self.summary(f, head)
-    }
-
-    fn web_summary(&self, f: usize) -> FlowSummary {
+    /// The transfer in slot f as a row of the results.
+    fn record_transfer(&mut self, f: usize) {
         let slot = self.web.slots[f - self.cfg.flows.len()];
-        let cc = &self.web.sources[slot.source as usize].config().cc;
-        let (rtt_ns, size_bytes) = (slot.transfer.rtt_ns, Some(slot.transfer.bytes));
-        let head = FlowHead { id: slot.id, cc, group: Some("web".into()), rtt_ns, start_ns: slot.start_ns, size_bytes };
-        self.summary(f, head)
+        let (s, r) = (&self.senders[f], &self.receivers[f]);
+        let t = &mut self.web.done;
+        t.id.push(slot.id);
+        t.source.push(slot.source);
+        t.start_ns.push(slot.start_ns);
+        t.rtt_ns.push(slot.transfer.rtt_ns);
+        t.size_bytes.push(slot.transfer.bytes);
+        t.bytes_delivered.push(r.delivered_bytes);
+        t.retransmits.push(s.counters.retransmits);
+        t.timeouts.push(s.counters.timeouts);
+        t.completed_ns.push(s.completed);
     }
 
-    fn summary(&self, f: usize, head: FlowHead) -> FlowSummary {
-        let s = &self.senders[f];
+    /// The summary of configured flow f.
+    fn summary(&self, f: usize) -> FlowSummary {
+        let (s, c) = (&self.senders[f], &self.cfg.flows[f]);
         FlowSummary {
-            id: head.id,
-            cc: head.cc.to_string(),
-            group: head.group,
-            rtt_ns: head.rtt_ns,
-            start_ns: head.start_ns,
-            size_bytes: head.size_bytes,
+            id: f as u32,
+            cc: c.cc.clone(),
+            group: c.group.clone(),
+            rtt_ns: c.rtt_ns,
+            start_ns: c.start_ns,
+            size_bytes: c.bytes,
             bytes_delivered: self.receivers[f].delivered_bytes,
             bytes_sent: s.counters.bytes_sent,
             segments_sent: s.counters.segments_sent,
@@ -876,7 +867,7 @@ mod web_tests {
     }
 
     fn flows_json(res: &SimResult) -> String {
-        serde_json::to_string(&res.flows).unwrap()
+        serde_json::to_string(&(&res.flows, &res.web)).unwrap()
     }
 
     #[test]
@@ -896,16 +887,16 @@ mod web_tests {
         sim.check_conservation().unwrap();
         let slots = sim.senders.len() - 1;
         let res = sim.run_result();
-        let web: Vec<&FlowSummary> = res.flows.iter().filter(|f| f.group.as_deref() == Some("web")).collect();
-        let ids: Vec<u32> = web.iter().map(|f| f.id).collect();
-        assert_eq!(ids, (1..=web.len() as u32).collect::<Vec<_>>());
+        let web = &res.web;
+        assert_eq!(res.flows.len(), 1);
+        assert_eq!(web.id, (1..=web.len() as u32).collect::<Vec<_>>());
         assert!(web.len() > 200, "only {} transfers", web.len());
         assert!(slots * 4 < web.len(), "{slots} slots for {} transfers", web.len());
-        let done = web.iter().filter(|f| f.completed_ns.is_some()).count();
-        assert!(done * 10 > web.len() * 9, "{done} of {} finished", web.len());
-        for f in web.iter().filter(|f| f.completed_ns.is_some()) {
-            assert_eq!(Some(f.bytes_delivered), f.size_bytes, "transfer {}", f.id);
-            assert!(f.start_ns < f.completed_ns.unwrap());
+        let done: Vec<usize> = (0..web.len()).filter(|&i| web.completed_ns[i].is_some()).collect();
+        assert!(done.len() * 10 > web.len() * 9, "{} of {} finished", done.len(), web.len());
+        for i in done {
+            assert_eq!(web.bytes_delivered[i], web.size_bytes[i], "transfer {}", web.id[i]);
+            assert!(web.start_ns[i] < web.completed_ns[i].unwrap());
         }
     }
 

@@ -8,6 +8,7 @@
 use crate::config::{RttConfig, SizeConfig, WebConfig};
 use crate::rng::Rng;
 use crate::time::{Time, SEC};
+use serde::Serialize;
 
 /// Random stream of web source k: `WEB_STREAM + k`, far above the link ids that
 /// key the links' streams (rng.rs: one stream per component).
@@ -103,6 +104,54 @@ impl RttConfig {
                 self.table.iter().rev().find(|r| r[1] > 0.0).map_or(self.value_ms, |r| r[0])
             }
             _ => self.value_ms,
+        }
+    }
+}
+
+/// The web transfers of a run, one column per field (a row per transfer, by
+/// id): 10^6 transfers are a few tens of MB here and on their way out, where
+/// one object per transfer would be over a GB in the front end.
+#[derive(Serialize, Default, Debug)]
+pub struct TransferTable {
+    pub id: Vec<u32>,
+    /// Index of the `web` source that made it.
+    pub source: Vec<u32>,
+    pub start_ns: Vec<u64>,
+    pub rtt_ns: Vec<u64>,
+    pub size_bytes: Vec<u64>,
+    pub bytes_delivered: Vec<u64>,
+    pub retransmits: Vec<u64>,
+    pub timeouts: Vec<u64>,
+    /// When the last byte was acknowledged; None if it never was.
+    pub completed_ns: Vec<Option<u64>>,
+}
+
+impl TransferTable {
+    pub fn len(&self) -> usize {
+        self.id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.id.is_empty()
+    }
+
+    /// The rows in order of id (they are recorded as transfers finish).
+    pub fn sorted_by_id(self) -> TransferTable {
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_by_key(|&i| self.id[i]);
+        fn pick<T: Copy>(col: &[T], order: &[usize]) -> Vec<T> {
+            order.iter().map(|&i| col[i]).collect()
+        }
+        TransferTable {
+            id: pick(&self.id, &order),
+            source: pick(&self.source, &order),
+            start_ns: pick(&self.start_ns, &order),
+            rtt_ns: pick(&self.rtt_ns, &order),
+            size_bytes: pick(&self.size_bytes, &order),
+            bytes_delivered: pick(&self.bytes_delivered, &order),
+            retransmits: pick(&self.retransmits, &order),
+            timeouts: pick(&self.timeouts, &order),
+            completed_ns: pick(&self.completed_ns, &order),
         }
     }
 }
