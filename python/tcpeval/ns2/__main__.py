@@ -110,7 +110,8 @@ def _crosscheck(args) -> int:
     results = cx.run_grid(cells, seeds, args.workers, progress=lambda s: print(s, flush=True))
     wall = time.perf_counter() - t0
     rows, counts = cx.table(cells, results)
-    begin, end = markers(args.agents if args.abc is None else f"{args.agents}-abc{args.abc}")
+    side = args.agents if args.abc is None else f"{args.agents}-abc{args.abc}"
+    begin, end = markers(side if args.stack is None else f"{side}-{args.stack}")
     block = _block(rows, counts, seeds, args, wall, len(cells))
     _write(Path(args.out), begin + "\n" + block + "\n" + end, begin, end)
     print("\n".join(rows))
