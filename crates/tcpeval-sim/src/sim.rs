@@ -86,6 +86,8 @@ pub struct SimResult {
     pub links: Vec<LinkSummary>,
     pub sim: SimInfo,
     /// The web sources' transfers (config `web`), by id; ids follow `flows`'.
+    /// Left out when there are none, so other runs' results read as before.
+    #[serde(skip_serializing_if = "TransferTable::is_empty")]
     pub web: TransferTable,
 }
 
