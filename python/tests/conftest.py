@@ -1,3 +1,4 @@
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,3 +26,14 @@ def smoke_store(tmp_path_factory):
         return done[name]
 
     return get
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Study reports return pyplot figures that only report_study closes (after
+    saving them); a test that builds a report without saving it closes them here,
+    so a test session does not pile up figures (matplotlib warns past 20)."""
+    yield
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")
