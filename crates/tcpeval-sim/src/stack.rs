@@ -217,7 +217,7 @@ impl Stack {
 
     /// The era's variant of an algorithm's code where parameters cannot say it.
     fn era_variant(self, algorithm: &mut Cc) {
-        use cc::{cubic::CubicVersion, vegas::VegasVersion};
+        use cc::{cubic::CubicVersion, illinois::IllinoisVersion, vegas::VegasVersion};
         match algorithm {
             Cc::Cubic(c) => c.set_version(match self {
                 Stack::Linux2613 | Stack::Linux2622 => CubicVersion::V2_1,
@@ -227,6 +227,8 @@ impl Stack {
             // The step read at 2.6.22 (2.4 and 2.6.13 are given it unread);
             // the step from cwnd came later in 2.6 and is the one 3.x runs.
             Cc::Vegas(v) if matches!(self, Stack::Linux24 | Stack::Linux2613 | Stack::Linux2622) => v.set_version(VegasVersion::Linux26),
+            // 2.6.22's ssthresh kept beta of the window (tcp_illinois_ssthresh).
+            Cc::Illinois(i) if self == Stack::Linux2622 => i.set_version(IllinoisVersion::Linux2622),
             _ => {}
         }
     }
@@ -280,6 +282,19 @@ mod tests {
         }
         let p = DEFAULT_STACK.profile();
         assert_eq!((p.initial_rto, p.initial_window, p.quickacks, p.delack_timeout), (SEC, InitialWindow::Fixed(10), 16, None));
+    }
+
+    #[test]
+    fn illinois_at_2622_keeps_beta_of_the_window() {
+        // Fresh Illinois: beta 1/2 at cwnd 100: both halve. Only 2.6.22 takes
+        // the 2.6.22 decrease (tested at beta 1/8 in cc::illinois).
+        let s = cc::CcState::new(100, 1448);
+        for stack in [Stack::Linux2622, DEFAULT_STACK] {
+            let (mut cc, _) = stack.build("illinois", &Map::new()).unwrap();
+            assert_eq!(cc::CongestionOps::ssthresh(&mut cc, &s), 50);
+            let Cc::Illinois(i) = &cc else { panic!("not illinois") };
+            assert_eq!(format!("{i:?}").contains("Linux2622"), stack == Stack::Linux2622);
+        }
     }
 
     #[test]

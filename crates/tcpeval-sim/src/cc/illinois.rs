@@ -7,6 +7,11 @@
 //!     beta = 1/8 while da <= dm/10, rising linearly to 1/2 at da >= 0.8 dm.
 //! Below 15 packets it is Reno (alpha 1, beta 1/2). After delay has been high,
 //! alpha returns to its maximum only after theta = 5 low-delay rounds.
+//!
+//! `IllinoisVersion::Linux2622` is the module as Linux 2.6.22 shipped it
+//! (crate::stack): its `tcp_illinois_ssthresh` returned `cwnd * beta` (keeping
+//! the fraction beta) where today's returns `cwnd - cwnd * beta` (removing it),
+//! so a loss at low delay (beta 1/8) cut the window to 1/8, not 7/8.
 
 use super::params::{self, AlgorithmConfig};
 use super::{slow_start, AckSample, CaState, CcError, CcState, CongestionOps};
@@ -92,8 +97,21 @@ impl AlgorithmConfig for IllinoisConfig {
     }
 }
 
+/// The Illinois code of a stack's era (crate::stack).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IllinoisVersion {
+    /// Today's decrease: ssthresh = cwnd - cwnd * beta.
+    #[default]
+    Current,
+    /// Linux 2.6.22's decrease: ssthresh = cwnd * beta (`tcp_illinois_ssthresh`
+    /// of net/ipv4/tcp_illinois.c at 2.6.22, as ns-2.35's TCP-Linux copies it
+    /// from 2.6.22.6 in tcp/linux/src/tcp_illinois.c).
+    Linux2622,
+}
+
 #[derive(Clone, Debug)]
 pub struct Illinois {
+    version: IllinoisVersion,
     win_thresh: u32,
     theta: u32,
     /// Fixed-point bounds (alpha << 7, beta << 6).
@@ -120,6 +138,7 @@ impl Illinois {
     pub fn new(cfg: &IllinoisConfig) -> Self {
         let (alpha_min, alpha_max, beta_min, beta_max) = cfg.fixed_point();
         Illinois {
+            version: IllinoisVersion::Current,
             win_thresh: cfg.win_thresh,
             theta: cfg.theta,
             alpha_min,
@@ -138,6 +157,11 @@ impl Illinois {
             rtt_above: false,
             rtt_low: 0,
         }
+    }
+
+    /// Run the code of an earlier version (crate::stack).
+    pub fn set_version(&mut self, version: IllinoisVersion) {
+        self.version = version;
     }
 
     pub fn alpha(&self) -> f64 {
@@ -216,7 +240,11 @@ impl CongestionOps for Illinois {
     }
 
     fn ssthresh(&mut self, s: &CcState) -> u32 {
-        (s.cwnd - ((s.cwnd as u64 * self.beta) >> BETA_SHIFT) as u32).max(2)
+        let decrease = ((s.cwnd as u64 * self.beta) >> BETA_SHIFT) as u32;
+        match self.version {
+            IllinoisVersion::Current => (s.cwnd - decrease).max(2),
+            IllinoisVersion::Linux2622 => decrease.max(2),
+        }
     }
 
     fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
@@ -323,6 +351,26 @@ mod tests {
         assert_eq!((h.s.cwnd, h.cc.alpha(), h.cc.beta()), (109, 10.0, 0.125));
         // ssthresh = 109 - (109 * 8 >> 6) = 109 - 13 = 96.
         assert_eq!(h.lose(), 96);
+    }
+
+    #[test]
+    fn linux_2622_keeps_beta_of_the_window_instead_of_removing_it() {
+        // As increase_is_alpha_per_rtt_and_decrease_beta: cwnd 109, beta 1/8.
+        // 2.6.22: ssthresh = 109 * 8 >> 6 = 13 (today's: 96); at beta 1/2
+        // (below win_thresh) both give half.
+        let mut c = ill();
+        c.set_version(IllinoisVersion::Linux2622);
+        let mut h = Harness::new(c, 100);
+        h.s.ssthresh = 10;
+        h.ack_round();
+        assert_eq!((h.s.cwnd, h.cc.beta()), (109, 0.125));
+        assert_eq!(h.lose(), 13);
+        let mut c = ill();
+        c.set_version(IllinoisVersion::Linux2622);
+        let mut h = Harness::new(c, 10);
+        h.s.ssthresh = 2;
+        h.ack_round();
+        assert_eq!(h.lose(), 5); // 11 * 32 >> 6 = 5 (today's 11 - 5 = 6)
     }
 
     #[test]
