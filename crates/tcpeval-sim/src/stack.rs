@@ -217,7 +217,7 @@ impl Stack {
 
     /// The era's variant of an algorithm's code where parameters cannot say it.
     fn era_variant(self, algorithm: &mut Cc) {
-        use cc::{cubic::CubicVersion, illinois::IllinoisVersion, vegas::VegasVersion};
+        use cc::{cubic::CubicVersion, illinois::IllinoisVersion, vegas::VegasVersion, westwood::WestwoodVersion};
         match algorithm {
             Cc::Cubic(c) => c.set_version(match self {
                 Stack::Linux2613 | Stack::Linux2622 => CubicVersion::V2_1,
@@ -229,6 +229,8 @@ impl Stack {
             Cc::Vegas(v) if matches!(self, Stack::Linux24 | Stack::Linux2613 | Stack::Linux2622) => v.set_version(VegasVersion::Linux26),
             // 2.6.22's ssthresh kept beta of the window (tcp_illinois_ssthresh).
             Cc::Illinois(i) if self == Stack::Linux2622 => i.set_version(IllinoisVersion::Linux2622),
+            // 2.6.22's RTT was the smoothed RTT (tcp_westwood_pkts_acked).
+            Cc::Westwood(w) if self == Stack::Linux2622 => w.set_version(WestwoodVersion::Linux2622),
             _ => {}
         }
     }

@@ -39,6 +39,20 @@ impl Default for WestwoodConfig {
 
 impl AlgorithmConfig for WestwoodConfig {}
 
+/// The Westwood+ code of a stack's era (crate::stack).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WestwoodVersion {
+    /// Today's: RTT and RTTmin from each ACK's own RTT sample.
+    #[default]
+    Current,
+    /// Linux 2.6.22 (net/ipv4/tcp_westwood.c at v2.6.22, as ns-2.35 copies it
+    /// from 2.6.22.6 in tcp/linux/src/tcp_westwood.c): `tcp_westwood_pkts_acked`
+    /// takes `w->rtt = tcp_sk(sk)->srtt >> 3`, the smoothed RTT, whenever
+    /// packets are acked; so RTTmin, and BWE x RTTmin after a loss, include the
+    /// queueing the smoothed RTT carries. Later kernels pass the ACK's sample.
+    Linux2622,
+}
+
 #[derive(Clone, Debug)]
 pub struct Westwood {
     window_min: Time,
@@ -51,6 +65,7 @@ pub struct Westwood {
     rtt_min: Time,
     reset_rtt_min: bool,
     reno: Reno,
+    version: WestwoodVersion,
 }
 
 impl Westwood {
@@ -65,7 +80,13 @@ impl Westwood {
             rtt_min: INIT_RTT,
             reset_rtt_min: true,
             reno: Reno,
+            version: WestwoodVersion::Current,
         }
+    }
+
+    /// Run the code of another era (crate::stack).
+    pub fn set_version(&mut self, version: WestwoodVersion) {
+        self.version = version;
     }
 
     /// The bandwidth estimate, bytes per second.
@@ -122,9 +143,19 @@ impl CongestionOps for Westwood {
         self.bytes_in_window += sample.acked as u64 * s.mss as u64;
         self.rtt_min = if self.reset_rtt_min { self.rtt } else { self.rtt_min.min(self.rtt) };
         self.reset_rtt_min = false;
-        // Linux `tcp_westwood_pkts_acked`: remember this ACK's RTT sample.
-        if let Some(rtt) = sample.rtt {
-            self.rtt = rtt;
+        // Linux `tcp_westwood_pkts_acked`: remember this ACK's RTT sample
+        // (2.6.22: the smoothed RTT, once there is one, if packets were acked).
+        match self.version {
+            WestwoodVersion::Current => {
+                if let Some(rtt) = sample.rtt {
+                    self.rtt = rtt;
+                }
+            }
+            WestwoodVersion::Linux2622 => {
+                if sample.acked > 0 && s.srtt > 0 {
+                    self.rtt = s.srtt;
+                }
+            }
         }
     }
 
@@ -148,6 +179,7 @@ mod tests {
     use super::*;
     use serde_json::Map;
     use crate::cc::harness::Harness;
+    use crate::cc::Cc;
 
     fn westwood() -> Westwood {
         crate::cc::params::parse_map(&Map::new()).map(|c| Westwood::new(&c)).unwrap()
@@ -230,6 +262,27 @@ mod tests {
         // The next ACK takes the latest RTT (150 ms) as RTTmin afresh.
         h.ack(1);
         assert_eq!(h.cc.rtt_min(), 150 * MS);
+    }
+
+    #[test]
+    fn linux_2_6_22_takes_rtt_min_from_the_smoothed_rtt() {
+        // The path's RTT is 100 ms but the smoothed RTT still carries 180 ms of
+        // a queue that has drained: today's RTTmin is the sample, 2.6.22's the
+        // srtt, so after a loss 2.6.22 keeps a window 1.8 times as large.
+        let mut got = Vec::new();
+        for stack in [crate::stack::Stack::Linux2622, crate::stack::Stack::Linux66] {
+            let mut h = Harness::for_stack(stack, "westwood", 100);
+            h.s.ssthresh = 10;
+            h.s.cwnd_clamp = 100;
+            for _ in 0..60 {
+                h.s.srtt = 180 * MS;
+                h.ack_round();
+            }
+            let Cc::Westwood(w) = &h.cc else { unreachable!() };
+            got.push((w.rtt_min(), w.bw_rtt_min(1448)));
+        }
+        assert_eq!((got[0].0, got[1].0), (180 * MS, 100 * MS));
+        assert!((176..=180).contains(&got[0].1) && (98..=100).contains(&got[1].1), "{got:?}");
     }
 
     #[test]
