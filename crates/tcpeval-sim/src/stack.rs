@@ -217,7 +217,7 @@ impl Stack {
 
     /// The era's variant of an algorithm's code where parameters cannot say it.
     fn era_variant(self, algorithm: &mut Cc) {
-        use cc::{cubic::CubicVersion, illinois::IllinoisVersion, vegas::VegasVersion, westwood::WestwoodVersion};
+        use cc::{cubic::CubicVersion, illinois::IllinoisVersion, vegas::VegasVersion, westwood::WestwoodVersion, yeah::YeahVersion};
         match algorithm {
             Cc::Cubic(c) => c.set_version(match self {
                 Stack::Linux2613 | Stack::Linux2622 => CubicVersion::V2_1,
@@ -231,6 +231,8 @@ impl Stack {
             Cc::Illinois(i) if self == Stack::Linux2622 => i.set_version(IllinoisVersion::Linux2622),
             // 2.6.22's RTT was the smoothed RTT (tcp_westwood_pkts_acked).
             Cc::Westwood(w) if self == Stack::Linux2622 => w.set_version(WestwoodVersion::Linux2622),
+            // 2.6.22's fast mode counted packets itself (tcp_yeah_cong_avoid).
+            Cc::Yeah(y) if self == Stack::Linux2622 => y.set_version(YeahVersion::Linux2622),
             _ => {}
         }
     }

@@ -83,6 +83,22 @@ impl AlgorithmConfig for YeahConfig {
     }
 }
 
+/// The YeAH code of a stack's era (crate::stack).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum YeahVersion {
+    /// Today's: fast mode through `tcp_cong_avoid_ai(tp, min(cwnd, 100), acked)`,
+    /// which counts as the stack's growth rule does (per ACK in the old eras).
+    #[default]
+    Current,
+    /// Linux 2.6.22 (net/ipv4/tcp_yeah.c at v2.6.22; ns-2.35 runs the same code,
+    /// copied from 2.6.22.6, in tcp/linux/src/tcp_yeah.c): `tcp_yeah_cong_avoid`'s
+    /// Scalable branch counts packets itself, even with tcp_abc = 0:
+    /// `snd_cwnd_cnt += yeah->pkts_acked` (the packets this ACK acked, kept by
+    /// `tcp_yeah_pkts_acked` in the Open state, else 1), and +1 once
+    /// snd_cwnd_cnt > min(cwnd, 100), the count restarting at 0.
+    Linux2622,
+}
+
 #[derive(Clone, Debug)]
 pub struct Yeah {
     cfg: YeahConfig,
@@ -92,11 +108,19 @@ pub struct Yeah {
     doing_reno_now: u32,
     reno_count: u32,
     fast_count: u32,
+    /// Linux 2.6.22 `yeah->pkts_acked`.
+    pkts_acked: u32,
+    version: YeahVersion,
 }
 
 impl Yeah {
     pub fn new(cfg: YeahConfig) -> Self {
-        Yeah { cfg, rtts: RttRound::default(), beg_snd_nxt: 0, last_q: 0, doing_reno_now: 0, reno_count: 2, fast_count: 0 }
+        Yeah { cfg, rtts: RttRound::default(), beg_snd_nxt: 0, last_q: 0, doing_reno_now: 0, reno_count: 2, fast_count: 0, pkts_acked: 1, version: YeahVersion::Current }
+    }
+
+    /// Run the code of another era (crate::stack).
+    pub fn set_version(&mut self, version: YeahVersion) {
+        self.version = version;
     }
 
     /// The last per-RTT queue estimate (packets).
@@ -154,7 +178,17 @@ impl CongestionOps for Yeah {
 
     fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
         let acked = after_slow_start(s, acked);
-        if acked > 0 {
+        if acked > 0 && self.doing_reno_now == 0 && self.version == YeahVersion::Linux2622 {
+            // 2.6.22's Scalable branch (tcp_yeah_cong_avoid).
+            s.cwnd_cnt += self.pkts_acked;
+            if s.cwnd_cnt > s.cwnd.min(self.cfg.scalable_ai_cnt) {
+                if s.cwnd < s.cwnd_clamp {
+                    s.cwnd += 1;
+                }
+                s.cwnd_cnt = 0;
+            }
+            self.pkts_acked = 1;
+        } else if acked > 0 {
             let w = if self.doing_reno_now == 0 { s.cwnd.min(self.cfg.scalable_ai_cnt) } else { s.cwnd };
             cong_avoid_ai(s, w, acked);
         }
@@ -169,7 +203,11 @@ impl CongestionOps for Yeah {
         }
     }
 
-    fn pkts_acked(&mut self, _s: &mut CcState, sample: &AckSample) {
+    fn pkts_acked(&mut self, s: &mut CcState, sample: &AckSample) {
+        // Linux 2.6.22 `tcp_yeah_pkts_acked`: keep the count in the Open state.
+        if s.ca_state == CaState::Open && sample.acked > 0 {
+            self.pkts_acked = sample.acked;
+        }
         if let Some(rtt) = sample.rtt {
             self.rtts.sample(rtt);
         }
@@ -202,6 +240,23 @@ mod tests {
 
     fn yeah() -> Yeah {
         crate::cc::params::parse_map(&Map::new()).map(Yeah::new).unwrap()
+    }
+
+    #[test]
+    fn linux_2_6_22_fast_mode_counts_packets_even_when_growth_counts_acks() {
+        // Delayed ACKs of 2 packets, 1000 packets: today's code in the per-ACK
+        // era adds 1 per 101 ACKs (4: 500 ACKs), 2.6.22's 1 per 102 packets
+        // (9: the count passes 100 at 102).
+        let mut got = Vec::new();
+        for stack in [crate::stack::Stack::Linux2622, crate::stack::Stack::Linux316] {
+            let mut h = Harness::for_stack(stack, "yeah", 1000);
+            h.s.ssthresh = 10;
+            for _ in 0..500 {
+                h.ack(2);
+            }
+            got.push(h.s.cwnd);
+        }
+        assert_eq!(got, [1009, 1004]);
     }
 
     #[test]
