@@ -250,3 +250,26 @@ def test_tiny_run_on_ns2():
     data["flows"].append({"cc": "cubic"})
     s = run(data)
     assert s["bottleneck"]["utilization"] > 0.95
+
+
+def test_ns2_side_is_cached_by_script(tmp_path, monkeypatch):
+    """A cell's ns-2 run is reused when its script is the same, and redone when
+    the script differs (another seed draws other starts and loss)."""
+    import tcpeval.ns2 as ns2
+
+    calls = []
+
+    def fake_run(source, seed=None, **kw):
+        calls.append(seed)
+        return {"flows": [{"throughput_mbps": float(seed)}], "sim": {"wall_s": 0.0}}
+
+    monkeypatch.setattr(cx, "NS2_CACHE", tmp_path / "cache")
+    monkeypatch.setattr(ns2, "run", fake_run)
+    cell = cx.Cell("single", "reno", "100Mbps", 50, 1.0, loss=1e-4, duration_s=5,
+                   measure_from_s=1)
+    first = cx.run_one((cell, 1, "ns2"))
+    again = cx.run_one((cell, 1, "ns2"))
+    other = cx.run_one((cell, 2, "ns2"))
+    assert calls == [1, 2]
+    assert first[3] == again[3] == 1.0 and other[3] == 2.0
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 2

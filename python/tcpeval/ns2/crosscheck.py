@@ -7,12 +7,15 @@ share of the pair's throughput (goal: within 0.05)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import statistics
 import subprocess
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from ..errors import ScenarioError
 from .translate import BROKEN_IN_NS2, CC_MODULE, NATIVE_AGENTS
@@ -29,6 +32,11 @@ NS2_TIMEOUT_S = 900
 # ns-2.35's CUBIC is 2.6.22.6's v2.1: beta 819/1024 and no HyStart (tcp_cubic.c
 # at 2.6.22.6); these tcpeval params ask for the same, the issue's CUBIC cell.
 CUBIC_AS_2622 = {"beta": 0.7998046875, "hystart": False}
+# ns-2's side of a cell depends on nothing but its Tcl script (the seed and the
+# starts tcpeval draws are written into it) and the ns binary, so its summary
+# is kept here and reused: re-running the grid after an engine change costs
+# only tcpeval's side. TCPEVAL_NS2_CACHE overrides the place; "off" disables.
+NS2_CACHE = Path(os.environ.get("TCPEVAL_NS2_CACHE", ".cache/ns2-crosscheck"))
 
 
 @dataclass(frozen=True)
@@ -158,10 +166,7 @@ def run_one(task: tuple[Cell, int, str]) -> tuple[str, int, str, float | str, fl
     cell, seed, sim = task
     try:
         if sim == "ns2":
-            from . import run as ns2_run
-
-            summary = ns2_run(scenario(cell), seed=seed, agents=cell.agents, abc=cell.abc,
-                              timeout_s=NS2_TIMEOUT_S)
+            summary = _ns2_summary(cell, seed)
         else:
             from ..run import run as tc_run
 
@@ -169,6 +174,31 @@ def run_one(task: tuple[Cell, int, str]) -> tuple[str, int, str, float | str, fl
     except (ScenarioError, RuntimeError, subprocess.TimeoutExpired) as e:
         return cell.name, seed, sim, f"{type(e).__name__}: {e}", 0.0
     return cell.name, seed, sim, _metric(cell, summary), summary["sim"]["wall_s"]
+
+
+def _ns2_summary(cell: Cell, seed: int) -> dict:
+    """The cell's ns-2 summary, from the cache when its script was run before."""
+    from . import run as ns2_run
+    from . import script_for
+    from .runner import ns_binary
+
+    if str(NS2_CACHE) == "off":
+        return ns2_run(scenario(cell), seed=seed, agents=cell.agents, abc=cell.abc,
+                       timeout_s=NS2_TIMEOUT_S)
+    script, _ = script_for(scenario(cell), seed=seed, agents=cell.agents, abc=cell.abc)
+    binary = Path(ns_binary() or "ns")
+    stamp = f"{binary.resolve()}:{binary.stat().st_mtime_ns if binary.exists() else 0}"
+    key = hashlib.sha256((stamp + "\n" + script.tcl).encode()).hexdigest()[:32]
+    path = NS2_CACHE / f"{key}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    summary = ns2_run(scenario(cell), seed=seed, agents=cell.agents, abc=cell.abc,
+                      timeout_s=NS2_TIMEOUT_S)
+    NS2_CACHE.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(summary))
+    os.replace(tmp, path)   # atomic: a reader never sees half a summary
+    return summary
 
 
 def run_grid(cells: list[Cell], seeds: list[int], workers: int, progress=None) -> dict:
