@@ -74,6 +74,9 @@ pub struct CcState {
     pub snd_nxt: u64,
     /// Total packets delivered (cumulatively acked or SACKed) so far.
     pub delivered: u64,
+    /// Of those, packets the receiver reported as CE-marked (Linux
+    /// `tp->delivered_ce`, counted from ECE; read by DCTCP and BBRv3).
+    pub delivered_ce: u64,
     /// Whether the flow has been using its window (Linux `tcp_is_cwnd_limited`).
     pub cwnd_limited: bool,
     /// Pacing rate requested by the algorithm, bytes per second (0 = no pacing).
@@ -139,6 +142,7 @@ impl CcState {
             snd_una: 0,
             snd_nxt: 0,
             delivered: 0,
+            delivered_ce: 0,
             cwnd_limited: true,
             pacing_rate: 0.0,
             ca_state: CaState::Open,
@@ -189,6 +193,9 @@ pub struct RateSample {
     pub acked_sacked: u32,
     /// Packets newly marked lost on this ACK.
     pub losses: u32,
+    /// Packets delivered in the sampling interval that were CE-marked (BBRv3's
+    /// `rs->delivered_ce`; 0 without ECN).
+    pub delivered_ce: u64,
     /// Packets in flight before this ACK.
     pub prior_in_flight: u32,
     /// Total delivered when the sampled packet was sent (Linux `prior_delivered`).
@@ -223,6 +230,11 @@ pub enum CaEvent {
     Loss,
     /// First transmission when nothing was in flight.
     TxStart,
+    /// A data packet arrived at the receiver with CE set / without CE after
+    /// one with it (Linux CA_EVENT_ECN_IS_CE / CA_EVENT_ECN_NO_CE, raised on
+    /// the receiving side; DCTCP's ACK state machine uses them).
+    EcnIsCe,
+    EcnNoCe,
 }
 
 /// The congestion-control hooks. Only `ssthresh` and `cong_avoid` are required.

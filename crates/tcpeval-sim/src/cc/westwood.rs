@@ -169,7 +169,7 @@ impl CongestionOps for Westwood {
                 s.ssthresh = self.bw_rtt_min(s.mss);
                 self.reset_rtt_min = true;
             }
-            CaEvent::TxStart => {}
+            CaEvent::TxStart | CaEvent::EcnIsCe | CaEvent::EcnNoCe => {}
         }
     }
 }

@@ -17,6 +17,20 @@ pub enum Kind {
     Udp,
 }
 
+/// The ECN field of the IP header (RFC 3168 section 5): whether the sender
+/// negotiated ECN for the packet, and whether a queue marked it. ECT(1), the L4S
+/// codepoint (RFC 9331), is not modelled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ecn {
+    /// Not-ECT: a queue drops this packet where it would mark it.
+    #[default]
+    NotEct,
+    /// ECT(0): ECN-capable transport.
+    Ect0,
+    /// CE: congestion experienced, set by a queue instead of a drop.
+    Ce,
+}
+
 /// A half-open range of segment numbers [start, end).
 pub type SegRange = (u64, u64);
 
@@ -41,6 +55,8 @@ pub struct Packet {
     /// TCP timestamps (RFC 7323): sender's clock and the echoed value.
     pub ts_val: Time,
     pub ts_ecr: Time,
+    /// IP ECN field (data packets of ECN flows carry ECT(0)).
+    pub ecn: Ecn,
 }
 
 impl Packet {
@@ -57,6 +73,7 @@ impl Packet {
             nsack: 0,
             ts_val: now,
             ts_ecr: 0,
+            ecn: Ecn::NotEct,
         }
     }
 
@@ -73,10 +90,41 @@ impl Packet {
             nsack: 0,
             ts_val: now,
             ts_ecr,
+            ecn: Ecn::NotEct,
+        }
+    }
+
+    /// What an AQM does instead of dropping (RFC 3168 section 5): an ECN-capable
+    /// packet is marked CE (or stays CE) and kept, true; a Not-ECT packet must
+    /// be dropped, false.
+    pub fn mark_ce(&mut self) -> bool {
+        match self.ecn {
+            Ecn::NotEct => false,
+            Ecn::Ect0 | Ecn::Ce => {
+                self.ecn = Ecn::Ce;
+                true
+            }
         }
     }
 
     pub fn sack_blocks(&self) -> &[SegRange] {
         &self.sack[..self.nsack as usize]
+    }
+}
+
+#[cfg(test)]
+mod ecn_tests {
+    use super::*;
+
+    #[test]
+    fn only_ecn_capable_packets_are_marked_instead_of_dropped() {
+        let mut p = Packet::data(0, 1, 0, 1448, 1500, 0);
+        assert!(!p.mark_ce(), "Not-ECT must be dropped");
+        assert_eq!(p.ecn, Ecn::NotEct);
+        p.ecn = Ecn::Ect0;
+        assert!(p.mark_ce());
+        assert_eq!(p.ecn, Ecn::Ce);
+        assert!(p.mark_ce(), "a CE packet stays CE and is kept");
+        assert_eq!(p.ecn, Ecn::Ce);
     }
 }
