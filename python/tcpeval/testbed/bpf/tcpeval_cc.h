@@ -137,4 +137,37 @@ static __always_inline int cwnd_limited(const struct tcp_sock *tp)
 	return tp->is_cwnd_limited;
 }
 
+/* The per-round RTT sampling Vegas does (tcp_vegas.c tcp_vegas_pkts_acked)
+ * and YeAH reuses (tcp_yeah.c calls tcp_vegas_pkts_acked): the round's
+ * minimum and the minimum ever, in us + 1 (Linux's guard against a zero
+ * sample), and how many samples the round had. */
+struct tcpe_round_rtt {
+	__u32 beg_snd_nxt; /* right edge of the round */
+	__u32 cnt_rtt; /* RTT samples this round */
+	__u32 min_rtt; /* us, this round */
+	__u32 base_rtt; /* us, ever */
+};
+
+static __always_inline void round_rtt_sample(struct tcpe_round_rtt *r,
+					     const struct ack_sample *sample)
+{
+	__u32 vrtt;
+
+	if (sample->rtt_us < 0)
+		return;
+	vrtt = sample->rtt_us + 1;
+	r->base_rtt = min_t(r->base_rtt, vrtt);
+	r->min_rtt = min_t(r->min_rtt, vrtt);
+	r->cnt_rtt++;
+}
+
+/* A new round starts at the next segment sent (tcp_vegas.c vegas_enable,
+ * tcp_yeah.c's end of round). */
+static __always_inline void round_rtt_next(const struct tcp_sock *tp, struct tcpe_round_rtt *r)
+{
+	r->beg_snd_nxt = tp->snd_nxt;
+	r->cnt_rtt = 0;
+	r->min_rtt = 0x7fffffff;
+}
+
 #endif

@@ -8,11 +8,8 @@
 #include "tcpeval_cc.h"
 
 struct tcpe_vegas {
-	__u32 beg_snd_nxt; /* right edge of the round */
+	struct tcpe_round_rtt r;
 	__u32 doing_vegas_now;
-	__u32 cnt_rtt; /* RTT samples this round */
-	__u32 min_rtt; /* us, this round */
-	__u32 base_rtt; /* us, ever */
 };
 
 static __always_inline void vegas_enable(struct sock *sk)
@@ -20,9 +17,7 @@ static __always_inline void vegas_enable(struct sock *sk)
 	struct tcpe_vegas *ca = inet_csk_ca(sk);
 
 	ca->doing_vegas_now = 1;
-	ca->beg_snd_nxt = tcp_sk(sk)->snd_nxt;
-	ca->cnt_rtt = 0;
-	ca->min_rtt = 0x7fffffff;
+	round_rtt_next(tcp_sk(sk), &ca->r);
 }
 
 /* tcp.h tcp_current_ssthresh, in the Open state. */
@@ -33,7 +28,7 @@ static __always_inline __u32 current_ssthresh(const struct tcp_sock *tp)
 
 static __always_inline void vegas_adjust(struct tcp_sock *tp, struct tcpe_vegas *ca, __u32 acked)
 {
-	__u64 rtt = ca->min_rtt, base = ca->base_rtt;
+	__u64 rtt = ca->r.min_rtt, base = ca->r.base_rtt;
 	__u64 diff = (__u64)tp->snd_cwnd * (rtt - base) / max_t(base, 1ULL);
 
 	if (diff > VEGAS_GAMMA && in_slow_start(tp)) {
@@ -58,21 +53,13 @@ TCPEVAL_OP(void, vegas_init, struct sock *sk)
 {
 	struct tcpe_vegas *ca = inet_csk_ca(sk);
 
-	ca->base_rtt = 0x7fffffff;
+	ca->r.base_rtt = 0x7fffffff;
 	vegas_enable(sk);
 }
 
 TCPEVAL_OP(void, vegas_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
-	struct tcpe_vegas *ca = inet_csk_ca(sk);
-	__u32 vrtt;
-
-	if (sample->rtt_us < 0)
-		return;
-	vrtt = sample->rtt_us + 1;
-	ca->base_rtt = min_t(ca->base_rtt, vrtt);
-	ca->min_rtt = min_t(ca->min_rtt, vrtt);
-	ca->cnt_rtt++;
+	round_rtt_sample(&((struct tcpe_vegas *)inet_csk_ca(sk))->r, sample);
 }
 
 TCPEVAL_OP(void, vegas_state, struct sock *sk, __u8 new_state)
@@ -86,7 +73,7 @@ TCPEVAL_OP(void, vegas_state, struct sock *sk, __u8 new_state)
 TCPEVAL_OP(void, vegas_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 {
 	if (event == CA_EVENT_TX_START) {
-		((struct tcpe_vegas *)inet_csk_ca(sk))->base_rtt = 0x7fffffff;
+		((struct tcpe_vegas *)inet_csk_ca(sk))->r.base_rtt = 0x7fffffff;
 		vegas_enable(sk);
 	}
 }
@@ -101,16 +88,15 @@ TCPEVAL_OP(void, vegas_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 			reno_increase(tp, acked);
 		return;
 	}
-	if (seq_after(ack, ca->beg_snd_nxt)) {
-		ca->beg_snd_nxt = tp->snd_nxt;
-		if (ca->cnt_rtt <= 2) {
+	if (seq_after(ack, ca->r.beg_snd_nxt)) {
+		ca->r.beg_snd_nxt = tp->snd_nxt;
+		if (ca->r.cnt_rtt <= 2) {
 			if (cwnd_limited(tp))
 				reno_increase(tp, acked);
 		} else {
 			vegas_adjust(tp, ca, acked);
 		}
-		ca->cnt_rtt = 0;
-		ca->min_rtt = 0x7fffffff;
+		round_rtt_next(tp, &ca->r);
 	} else if (in_slow_start(tp)) {
 		slow_start(tp, acked);
 	}

@@ -12,27 +12,17 @@
 #include "tcpeval_cc.h"
 
 struct tcpe_yeah {
-	__u32 beg_snd_nxt; /* right edge of the round */
-	__u32 cnt_rtt;
-	__u32 min_rtt; /* us, this round */
-	__u32 base_rtt; /* us, ever */
+	struct tcpe_round_rtt r;
 	__u32 last_q;
 	__u32 doing_reno_now; /* slow rounds in a row */
 	__u32 reno_count;
 	__u32 fast_count;
 };
 
-static __always_inline void yeah_next_round(struct sock *sk, struct tcpe_yeah *ca)
-{
-	ca->beg_snd_nxt = tcp_sk(sk)->snd_nxt;
-	ca->cnt_rtt = 0;
-	ca->min_rtt = 0x7fffffff;
-}
-
 /* The once-per-RTT decision (Linux tcp_yeah_cong_avoid's Vegas part). */
 static __always_inline void yeah_per_rtt(struct tcp_sock *tp, struct tcpe_yeah *ca)
 {
-	__u64 rtt = ca->min_rtt, base = ca->base_rtt;
+	__u64 rtt = ca->r.min_rtt, base = ca->r.base_rtt;
 	__u64 delay = rtt > base ? rtt - base : 0;
 	__u32 queue = (__u32)((__u64)tp->snd_cwnd * delay / max_t(rtt, 1ULL));
 
@@ -62,28 +52,20 @@ TCPEVAL_OP(void, yeah_init, struct sock *sk)
 	struct tcpe_yeah *ca = inet_csk_ca(sk);
 
 	__builtin_memset(ca, 0, sizeof(*ca));
-	ca->base_rtt = 0x7fffffff;
+	ca->r.base_rtt = 0x7fffffff;
 	ca->reno_count = 2;
-	yeah_next_round(sk, ca);
+	round_rtt_next(tcp_sk(sk), &ca->r);
 }
 
 TCPEVAL_OP(void, yeah_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
-	struct tcpe_yeah *ca = inet_csk_ca(sk);
-	__u32 vrtt;
-
-	if (sample->rtt_us < 0)
-		return;
-	vrtt = sample->rtt_us + 1;
-	ca->base_rtt = min_t(ca->base_rtt, vrtt);
-	ca->min_rtt = min_t(ca->min_rtt, vrtt);
-	ca->cnt_rtt++;
+	round_rtt_sample(&((struct tcpe_yeah *)inet_csk_ca(sk))->r, sample);
 }
 
 TCPEVAL_OP(void, yeah_state, struct sock *sk, __u8 new_state)
 {
 	if (new_state == TCP_CA_Open)
-		yeah_next_round(sk, inet_csk_ca(sk));
+		round_rtt_next(tcp_sk(sk), &((struct tcpe_yeah *)inet_csk_ca(sk))->r);
 }
 
 TCPEVAL_OP(void, yeah_cwnd_event, struct sock *sk, enum tcp_ca_event event)
@@ -91,8 +73,8 @@ TCPEVAL_OP(void, yeah_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 	struct tcpe_yeah *ca = inet_csk_ca(sk);
 
 	if (event == CA_EVENT_TX_START) {
-		ca->base_rtt = 0x7fffffff;
-		yeah_next_round(sk, ca);
+		ca->r.base_rtt = 0x7fffffff;
+		round_rtt_next(tcp_sk(sk), &ca->r);
 	}
 }
 
@@ -113,10 +95,10 @@ TCPEVAL_OP(void, yeah_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		cong_avoid_ai(tp, w, acked);
 	}
 	/* Linux runs this in every state in which the window grows. */
-	if (seq_after(ack, ca->beg_snd_nxt)) {
-		if (ca->cnt_rtt > 2)
+	if (seq_after(ack, ca->r.beg_snd_nxt)) {
+		if (ca->r.cnt_rtt > 2)
 			yeah_per_rtt(tp, ca);
-		yeah_next_round(sk, ca);
+		round_rtt_next(tp, &ca->r);
 	}
 }
 
