@@ -88,3 +88,58 @@ def test_the_summary_and_the_flow_table_say_which_stack_each_flow_ran():
     table = flow_table(summary)
     stacks = next(c for c in table.columns if c.header == "stack")
     assert list(stacks._cells) == ["linux-3.16", "linux-2.6.22"]
+
+
+BACKGROUND = {"long_lived": [{"count": 2, "cc": "reno"}], "web": [{"load": 0.2}]}
+
+
+def test_background_flows_run_the_run_s_stack():
+    """Issue 28: a study on linux-2.6.22 has its background on linux-2.6.22 (long-lived
+    flows with that stack's initial window, web sources naming it for the engine);
+    on today's stack the engine config is what it was (no stack fields)."""
+    from tcpeval.scenario import engine_config
+
+    doc = {"network": {"rtt": "50ms"}, "flows": [{}], "background": BACKGROUND,
+           "run": {"stack": "ns2"}}
+    cfg = engine_config(resolved(doc))
+    long_lived = [f for f in cfg["flows"] if f.get("group") == "background"]
+    assert len(long_lived) == 2
+    for f in long_lived:
+        assert (f["stack"], f["initial_cwnd"], f["delack_timeout_ns"]) == ("ns2", 2, 100_000_000)
+    assert [w["stack"] for w in cfg["web"]] == ["ns2"]
+    today = engine_config(resolved({**doc, "run": {}}))
+    assert not any("stack" in f for f in today["flows"][1:] + today["web"])
+
+
+def test_the_background_recipe_names_a_stack_other_than_today_s():
+    """The recipe is part of the run key: a background on another stack is
+    another run, and runs on today's stack keep their keys (no new field)."""
+    doc = {"flows": [{}], "background": BACKGROUND}
+    assert resolved({**doc, "run": {"stack": "linux-2.6.22"}})["meta"]["background"]["stack"] \
+        == "linux-2.6.22"
+    assert "stack" not in resolved(doc)["meta"]["background"]
+
+
+@pytest.mark.parametrize("background,message", [
+    ({"long_lived": [{"count": 1, "cc": "cubic"}]},
+     "background.long_lived[0].cc: stack linux-2.4 offers reno, "),
+    ({"web": [{"load": 0.1, "cc": "reno"}, {"load": 0.1, "cc": "cubic"}]},
+     "background.web[1].cc: stack linux-2.4 offers reno, "),
+])
+def test_a_background_algorithm_the_run_s_stack_lacks_is_an_error(background, message):
+    with pytest.raises(ScenarioError) as e:
+        resolved({"flows": [{}], "background": background, "run": {"stack": "linux-2.4"}})
+    assert str(e.value).startswith(message), str(e.value)
+
+
+def test_background_traffic_runs_the_stack_in_the_engine():
+    """Two seconds of web transfers alone on 100 ms: on ns2 each starts with 2
+    segments and 3 s of initial RTO, on today's with 10, so today's stack finishes
+    more transfers of the same draws in the same time."""
+    def completed(stack):
+        doc = {"network": {"bottleneck": "100Mbps", "rtt": "100ms"},
+               "background": {"web": [{"load": 0.3, "start": "0s"}]},
+               "run": {"duration": "2s", "stack": stack}}
+        web = run(load_scenario(doc)).completions
+        return int(web["completed"].sum())
+    assert completed("linux-6.6") > completed("ns2")

@@ -4,7 +4,9 @@ through one routine whose table has the same columns everywhere."""
 
 import csv
 import math
+import re
 from importlib import resources
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 from tcpeval.studies import PROFILES, STUDIES, protocol
 from tcpeval.studies.protocol import Published, agrees, compare
+from tcpeval.studies.runner import plan_study
 from tcpeval.sweep import plan
 
 P = Published.parse
@@ -150,15 +153,97 @@ def test_every_report_has_the_agreement_table_and_its_count(name):
     assert protocol.agreement_note(table) in rep["notes"]
 
 
-def test_a_designs_stack_is_one_field_and_reaches_every_run():
-    """Issue 30 goal 1 switches a study to its paper's stack by setting
-    Design.stack; today every design keeps the engine's default."""
+def test_a_designs_stack_is_the_run_stack_of_every_run():
+    """Design.stack becomes each run's `run.stack`; a flow's own stack stays."""
     from dataclasses import replace
 
-    cell = protocol.Cell("c", {"flows": [{"cc": "reno"}]}, {"kind": "x"})
+    cell = protocol.Cell("c", {"flows": [{"cc": "reno"}, {"cc": "fast", "stack": "linux-2.4"}],
+                               "run": {"duration": "5s"}}, {"kind": "x"})
     d = protocol.Design([cell], seeds=(1, 2))
-    assert "stack" not in d.sweep(cell)
-    assert replace(d, stack="linux-2.6.22").sweep(cell)["stack"] == "linux-2.6.22"
-    assert all(STUDIES[n].design("smoke").stack is None for n in STUDIES)
-    assert {STUDIES[n].PAPER_STACK for n in STUDIES} == {
-        "linux-2.4", "linux-2.6.22", "linux-3.16", "linux-2.6.13", "ns2"}
+    assert "stack" not in d.sweep(cell).get("run", {})
+    runs = plan(replace(d, stack="linux-2.6.13").sweep(cell), name="c").runs
+    assert len(runs) == 2
+    for r in runs:
+        assert [f["stack"] for f in r.resolved["flows"]] == ["linux-2.6.13", "linux-2.4"]
+        assert r.resolved["duration_ns"] == 5 * 10**9
+    assert cell.scenario["run"] == {"duration": "5s"}, "the cell's document is not changed"
+
+
+# The stack each paper ran (issue 30): seed 000 Linux 2.4.19-2.4.22 with the
+# algorithm patches, 001 Linux 2.6.22.6, 002 Ubuntu 14.04.1's Linux 3.16, 003 a
+# modified Linux 2.6.13, 004 ns-2.26's own agents.
+PAPER_STACKS = {"bullot2004": "linux-2.4", "bhatti2009": "linux-2.6.22",
+                "tengig": "linux-3.16", "ha2006": "linux-2.6.13", "dalton2004": "ns2"}
+PAGES = Path(__file__).resolve().parents[2] / "docs" / "studies"
+
+
+@pytest.mark.parametrize("name", sorted(STUDIES))
+def test_every_study_runs_on_its_papers_stack(name):
+    """Every design names its paper's stack, and every flow of every smoke run
+    resolves to it, or to the override the module lists (FLOW_STACKS: ha2006's
+    FAST ran on a 2.4 kernel), which the study's page names."""
+    study = STUDIES[name]
+    assert PAPER_STACKS[name] == study.PAPER_STACK
+    for profile in PROFILES:
+        assert study.design(profile).stack == PAPER_STACKS[name], profile
+    overrides = getattr(study, "FLOW_STACKS", {})
+    runs = plan_study(name, "smoke")[0].runs
+    seen = {f["cc"] for r in runs for f in r.resolved["flows"]}
+    # an override's algorithm the smoke profile leaves out: its first quick cell
+    quick = study.design("quick")
+    for cc in set(overrides) - seen:
+        cell = next(c for c in quick.cells if any(f["cc"] == cc for f in c.scenario["flows"]))
+        runs += plan(quick.sweep(cell), name=cell.name).runs[:1]
+    for run in runs:
+        for f in run.resolved["flows"]:
+            assert f["stack"] == overrides.get(f["cc"], PAPER_STACKS[name]), (run.params, f)
+    page = (PAGES / f"{name}.md").read_text()
+    assert f"`{PAPER_STACKS[name]}`" in page
+    items = re.split(r"\n\s*\n|\n- ", page)  # paragraphs and list items
+    for cc, stack in overrides.items():
+        assert any(f"`{stack}`" in item and cc in item.lower() for item in items), \
+            f"{name}.md does not list {cc} on {stack}"
+
+
+@pytest.mark.parametrize("name", sorted(STUDIES))
+def test_each_pages_quick_counts_are_its_data_files(name):
+    """The page's quick-profile table is what `pages.render` makes of the
+    study's quick.csv (rows written from agreement tables, never typed)."""
+    from tcpeval.studies import pages
+
+    page = (PAGES / f"{name}.md").read_text()
+    assert pages.page_block(page) == pages.render(name)
+
+
+def test_quick_counts_row_counts_kinds_apart():
+    from tcpeval.studies import pages
+
+    table = protocol.agreement([
+        compare("a", "s", "8.3", 8.0),            # distinctive, agrees
+        compare("b", "s", "8.3", 5.0),            # distinctive, does not
+        compare("c", "s", ">= 9", 9.5),           # bound, agrees
+        compare("d", "s", "8.3", None),           # not judged
+    ])
+    row = pages.row_of("ha2006", "after", table, "linux-2.6.13", "x", "abc")
+    assert (row["distinctive_agree"], row["distinctive_judged"]) == (1, 2)
+    assert (row["bound_agree"], row["bound_judged"]) == (1, 1)
+
+
+def test_sensitivity_cases_change_only_what_they_say():
+    from tcpeval.studies import pages
+
+    doc = {"network": {"buffer": "779pkt", "rtt": "28ms"}, "flows": [{"cc": "reno"}],
+           "background": {"long_lived": [{"count": 4}], "web": [{"load": 0.2}]}}
+    pages._buffer_scale(0.5)(doc)
+    pages._background(2.0)(doc)
+    pages._set_rtt("40ms")(doc)
+    pages._flows(delayed_ack=True)(doc)
+    assert doc == {"network": {"buffer": "390pkt", "rtt": "40ms"},
+                   "flows": [{"cc": "reno", "delayed_ack": True}],
+                   "background": {"long_lived": [{"count": 8}], "web": [{"load": 0.4}]}}
+    base = STUDIES["dalton2004"].design("smoke")
+    changed = pages.changed_design("dalton2004", "smoke", "rtt 40 ms")
+    assert [c.name for c in changed.cells] == [c.name for c in base.cells]
+    assert {c.scenario["network"]["rtt"] for c in changed.cells} == {"40ms"}
+    assert {c.scenario["network"]["rtt"] for c in base.cells} == {"28ms"}
+    assert changed.stack == base.stack == "ns2"

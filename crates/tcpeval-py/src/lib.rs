@@ -69,6 +69,15 @@ fn stack_defaults(stack: &str, mss: u32, rtt_ns: u64) -> PyResult<(u32, Option<u
     Ok((profile.initial_window.packets(mss, rtt_ns), profile.delack_timeout))
 }
 
+/// Whether `stack` offers the algorithm `cc` (by any of its names). Raises
+/// ValueError("stack", message) for an unknown stack and ValueError("cc",
+/// message naming what the stack offers) for an algorithm it did not have.
+#[pyfunction]
+fn stack_offers(stack: &str, cc: &str) -> PyResult<()> {
+    let stack = tcpeval_sim::stack::Stack::from_name(stack).map_err(|e| PyValueError::new_err(("stack", e)))?;
+    stack.offers(cc).map_err(|e| PyValueError::new_err(("cc", e)))
+}
+
 /// Engine version, recorded in every result.
 #[pyfunction]
 fn version() -> &'static str {
@@ -80,6 +89,7 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(stack_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(stack_offers, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(algorithm_params, m)?)?;

@@ -66,6 +66,11 @@ pub struct WebConfig {
     /// Receive window of each transfer; absent: unlimited.
     #[serde(default)]
     pub max_window_bytes: Option<u64>,
+    /// The transfers' TCP stack, as a flow's (docs/stacks.md); each transfer
+    /// also takes the stack's initial window and delayed-ACK timer.
+    #[serde(default = "default_stack")]
+    #[schemars(schema_with = "stack_schema")]
+    pub stack: String,
 }
 
 /// Transfer sizes in bytes: lognormal body (mu, sigma in ln bytes) below k, a
@@ -544,7 +549,9 @@ impl WebConfig {
         // An RTT below the path's is raised to it (build::host_pair's access
         // delay cannot be negative); the path itself must be valid.
         check_path(&field, &self.direction, None, delays, u64::MAX)?;
-        Cc::from_config(&self.cc, &self.params).map_err(|e| err(format!("{field}.{}", e.field), e.message))
+        let stack = Stack::from_name(&self.stack).map_err(|m| err(format!("{field}.stack"), m))?;
+        let (cc, _) = stack.build(&self.cc, &self.params).map_err(|e| err(format!("{field}.{}", e.field), e.message))?;
+        Ok(cc)
     }
 }
 

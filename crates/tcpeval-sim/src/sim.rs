@@ -3,10 +3,11 @@
 //! knows both the scheduler and the network.
 
 use crate::build::{build, endpoint_pair, host_pair};
-use crate::config::{endpoints, Config, FlowConfig, ValidConfig};
+use crate::config::{endpoints, Config, FlowConfig, ValidConfig, WebConfig};
 use crate::event::Scheduler;
 use crate::net::topology::{NodeKind, Topology};
 use crate::net::{Kind, LinkWake, Packet};
+use crate::stack::{InitialWindow, Stack};
 use crate::tcp::{Receiver, Sender};
 use crate::time::Time;
 use crate::trace::{FlowIntervals, FlowMark, FlowTrace, LinkIntervals, LinkMark, QueueTrace, UdpIntervals};
@@ -134,6 +135,9 @@ struct WebState {
     sources: Vec<WebSource>,
     /// Per source: the flow its transfers are made from.
     flows: Vec<FlowConfig>,
+    /// Per source: its stack's initial window rule (a transfer's window follows
+    /// its own RTT in linux-2.4).
+    initial_windows: Vec<InitialWindow>,
     /// Per source: finished slots, oldest first.
     draining: Vec<VecDeque<u32>>,
     /// Per slot past the configured flows: its current transfer.
@@ -624,6 +628,11 @@ impl Simulation {
     }
 }
 
+/// A web source's stack (validated with the config).
+fn stack_of(w: &WebConfig) -> Stack {
+    Stack::from_name(&w.stack).expect("validated")
+}
+
 impl WebState {
     fn new(cfg: &ValidConfig) -> WebState {
         let n = cfg.flows.len() as u32;
@@ -633,6 +642,8 @@ impl WebState {
             .map(|w| {
                 let mut f = FlowConfig::bulk(&w.cc, 0);
                 f.params = w.params.clone();
+                f.stack = w.stack.clone();
+                f.delack_timeout_ns = stack_of(w).profile().delack_timeout.unwrap_or(f.delack_timeout_ns);
                 f.max_window_bytes = w.max_window_bytes;
                 f.direction = w.direction.clone();
                 f.trace = false;
@@ -643,6 +654,7 @@ impl WebState {
         WebState {
             sources: cfg.web.iter().enumerate().map(|(k, w)| WebSource::new(w.clone(), cfg.seed, k)).collect(),
             flows,
+            initial_windows: cfg.web.iter().map(|w| stack_of(w).profile().initial_window).collect(),
             draining: vec![VecDeque::new(); cfg.web.len()],
             slot_id: (0..n).collect(),
             next_id: n,
@@ -672,6 +684,8 @@ impl Simulation {
             (self.topo.add_host(&src, rate, seed), self.topo.add_host(&dst, rate, seed))
         };
         let cc = self.cfg.web_algorithms()[k].clone();
+        let flow = &mut self.web.flows[k];
+        flow.initial_cwnd = self.web.initial_windows[k].packets(flow.mss, transfer.rtt_ns);
         let (sender, receiver) = endpoint_pair(&self.web.flows[k], cc, id as usize, Some(transfer.bytes), hosts);
         let slot = WebSlot { source: k as u32, id, start_ns: now, transfer, live: true };
         self.fill_slot(f, hosts, sender, receiver, slot);
@@ -850,7 +864,7 @@ mod interval_tests {
 #[cfg(test)]
 mod web_tests {
     use super::*;
-    use crate::config::WebConfig;
+    use crate::time::{MS, SEC};
     use crate::scenarios::dumbbell;
 
     /// One bulk flow on 100 Mbit/s plus web transfers offering `load`, SURGE
@@ -866,6 +880,32 @@ mod web_tests {
         .unwrap();
         cfg.web.push(web);
         cfg
+    }
+
+    /// Issue 28: a web source's transfers run its stack: the era's algorithm
+    /// variant, initial window (2.4: 2 packets beyond a 20 ms RTT, else 3),
+    /// initial RTO and delayed-ACK timer; today's stack keeps today's.
+    #[test]
+    fn web_transfers_run_their_source_s_stack() {
+        let first_transfer = |stack: &str, rtt_ms: f64| {
+            let mut cfg = with_web(0.3, 1, 3.0);
+            cfg.web[0].stack = stack.into();
+            cfg.web[0].rtt = serde_json::from_value(serde_json::json!({"kind": "fixed", "value_ms": rtt_ms})).unwrap();
+            let mut sim = Simulation::new(cfg).unwrap();
+            sim.on_web_arrival(0, 0);
+            let sender = &sim.senders[1];
+            (sender.s.cwnd, sender.s.growth, sender.rtt.rto(), sim.web.flows[0].delack_timeout_ns)
+        };
+        assert_eq!(first_transfer("linux-2.4", 50.0), (2, crate::cc::Growth::PerAck, 3 * SEC, 40 * MS));
+        assert_eq!(first_transfer("linux-2.4", 15.0).0, 3);
+        assert_eq!(first_transfer("ns2", 50.0), (2, crate::cc::Growth::PerAck, 3 * SEC, 100 * MS));
+        assert_eq!(first_transfer("linux-6.6", 50.0), (10, crate::cc::Growth::PerPacket, SEC, 40 * MS));
+        let mut cfg = with_web(0.3, 1, 3.0);
+        cfg.web[0].stack = "linux-2.4".into();
+        cfg.web[0].cc = "cubic".into();
+        let e = cfg.validated().unwrap_err();
+        assert_eq!(e.path, "web[0].cc");
+        assert!(e.message.starts_with("stack linux-2.4 offers reno, "), "{e}");
     }
 
     fn flows_json(res: &SimResult) -> String {

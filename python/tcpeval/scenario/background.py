@@ -8,10 +8,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from .. import traffic
+from .. import _sim, traffic
+from ..constants import MSS_BYTES
 from ..errors import ScenarioError
 from .limits import MAX_WEB_FLOWS, _check_times
-from .models import Scenario
+from .models import Run, Scenario
 
 # Random streams of a run, derived from its seed: each use has its own, so adding
 # one never shifts another's draws (resolution.START_JITTER_STREAM is another).
@@ -20,6 +21,9 @@ BACKGROUND_STREAM = 0xB6
 # run key tells runs of one generator from another's: the front end's numpy
 # expansion before (no field), the engine's generator now.
 WEB_GENERATOR = "engine-1"
+# The run's default stack (today's); a recipe names its stack only when it is
+# another, so the keys of runs on today's stack stay what they were.
+DEFAULT_STACK = Run.model_fields["stack"].default
 
 
 def _background(sc: Scenario, rate_bps: float, duration_s: float,
@@ -29,10 +33,14 @@ def _background(sc: Scenario, rate_bps: float, duration_s: float,
     the flows and the run key changes with any input. The flows themselves are
     made only when the engine needs them (`engine_config`): a 600 s run with web
     traffic expands into ~10^5 flows, and a sweep of such runs would otherwise
-    hold gigabytes while it plans."""
+    hold gigabytes while it plans.
+
+    Background traffic runs the run's stack (`[run] stack`, issue 28): a study
+    on linux-2.6.22 has its background on linux-2.6.22 too."""
     bg = sc.background
     if not any(ll.count for ll in bg.long_lived) and not any(w.load > 0 for w in bg.web):
         return None
+    _check_stack(sc)
     try:
         long_lived = [{"count": ll.count, "cc": ll.cc, "jitter_s": ll.jitter,
                        "direction": ll.direction, "max_window": ll.window,
@@ -48,7 +56,24 @@ def _background(sc: Scenario, rate_bps: float, duration_s: float,
         raise ScenarioError(f"background: {e}") from None
     for j, w in enumerate(web):
         _check_web(j, w, rate_bps, duration_s)
-    return {"seed": sc.run.seed, "rate_bps": rate_bps, "long_lived": long_lived, "web": web}
+    stack = {} if sc.run.stack == DEFAULT_STACK else {"stack": sc.run.stack}
+    return {"seed": sc.run.seed, "rate_bps": rate_bps, "long_lived": long_lived, "web": web,
+            **stack}
+
+
+def _check_stack(sc: Scenario) -> None:
+    """Each background source's algorithm must exist in the run's stack; the
+    error names the source's `cc` and what the stack offers (an unknown stack
+    is run.stack's error, found with the flows)."""
+    sources = [("long_lived", i, ll.cc) for i, ll in enumerate(sc.background.long_lived)]
+    sources += [("web", j, w.cc) for j, w in enumerate(sc.background.web)]
+    for kind, i, cc in sources:
+        try:
+            _sim.stack_offers(sc.run.stack, cc)
+        except ValueError as e:
+            field, message = e.args
+            where = "run.stack" if field == "stack" else f"background.{kind}[{i}].cc"
+            raise ScenarioError(f"{where}: {message}") from None
 
 
 def _check_web(j: int, w: dict, rate_bps: float, duration_s: float) -> None:
@@ -71,12 +96,24 @@ def expand_background(recipe: dict) -> list[dict]:
     import numpy as np
 
     rng = np.random.default_rng([recipe["seed"], BACKGROUND_STREAM])
+    stack = recipe.get("stack", DEFAULT_STACK)
     out: list[dict] = []
     for ll in recipe["long_lived"]:
         out += traffic.long_lived_flows(
             count=ll["count"], rng=rng, rtts=_rtt_model(ll["rtt"]), cc=ll["cc"],
             jitter_s=ll["jitter_s"], direction=ll["direction"], max_window=ll["max_window"])
-    return out
+    return [{**f, **_stack_fields(stack, f["rtt_ns"])} for f in out]
+
+
+def _stack_fields(stack: str, rtt_ns: int) -> dict:
+    """A background flow's stack and that stack's initial window and delayed-ACK
+    timer out of the box (as resolution gives a scenario flow that sets neither);
+    today's stack adds nothing, the engine's defaults being its values."""
+    if stack == DEFAULT_STACK:
+        return {}
+    iw, delack_ns = _sim.stack_defaults(stack, MSS_BYTES, rtt_ns)
+    return {"stack": stack, "initial_cwnd": iw,
+            **({} if delack_ns is None else {"delack_timeout_ns": delack_ns})}
 
 
 def engine_web(recipe: dict) -> list[dict]:
@@ -85,7 +122,8 @@ def engine_web(recipe: dict) -> list[dict]:
     return [{"load": w["load"], "rate_bps": recipe["rate_bps"],
              "start_ns": round(w["start_s"] * 1e9), "stop_ns": round(w["stop_s"] * 1e9),
              "sizes": w["sizes"], "rtt": _json_rtt(w["rtt"]), "cc": w["cc"],
-             "direction": w["direction"], "max_window_bytes": w["max_window"]}
+             "direction": w["direction"], "max_window_bytes": w["max_window"],
+             **({"stack": recipe["stack"]} if "stack" in recipe else {})}
             for w in recipe["web"] if w["load"] > 0]
 
 

@@ -31,8 +31,7 @@ NAME = "bhatti2009"
 TITLE = "Bhatti & Bateman 2009: on-path buffering and TCP fairness (NRU)"
 SOURCE = "seed 001"
 # The stack the paper ran: Linux 2.6.22.6 senders and receivers (seed 001, section 3).
-# Not yet the design's: Design.stack stays None until the engine's era stacks are
-# wired (issue 30 goal 1).
+# Every run's stack (Design.stack, issue 30).
 PAPER_STACK = "linux-2.6.22"
 
 VARIANTS = ("newreno", "bic", "cubic", "compound")
@@ -99,7 +98,7 @@ def design(profile: str) -> Design:
                                       {"kind": kind, "variant": v, "rtt_ms": rtt,
                                        "buffer_pct_bdp": buf},
                                       seeds=own if kind == "vs" and v == BASELINE else None))
-    return Design(cells, seeds=seeds, rep_name="-r{rep}")
+    return Design(cells, seeds=seeds, rep_name="-r{rep}", stack=PAPER_STACK)
 
 
 def _series(flows: pd.DataFrame, flow: int, start: float) -> np.ndarray:

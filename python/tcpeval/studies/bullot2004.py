@@ -53,8 +53,7 @@ TITLE = "Bullot, Cottrell & Hughes-Jones 2004: advanced TCP stacks on production
 SOURCE = "seed 000"
 # The stack the paper ran: vanilla Linux 2.4.19-2.4.22 with each stack's patch (seed 000,
 # section 3).
-# Not yet the design's: Design.stack stays None until the engine's era stacks are
-# wired (issue 30 goal 1).
+# Every run's stack (Design.stack, issue 30).
 PAPER_STACK = "linux-2.4"
 
 # Table 1's column order; Tables 2 and 3 drop Reno; Table 4 drops Reno too.
@@ -256,7 +255,7 @@ def design(profile: str) -> Design:
         for q in p["txqueuelens"]:
             add(f"txq-{s}-q{q}", _doc(profile, TXQ_PATH, [
                 _flow(s, _window(TXQ_PATH, TXQ_SIZE), txqueuelen=q)]), stack=s, txqueuelen=q)
-    return Design(cells)
+    return Design(cells, stack=PAPER_STACK)
 
 
 # ----- analysis (pure functions over numbers) ---------------------------------------------

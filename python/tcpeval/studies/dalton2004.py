@@ -11,7 +11,9 @@ the RTT (28 ms, settled from the paper's own numbers: at 1000 Mbit/s, where a
 bandwidth gives 27.4-28.1 ms; see `implied_rtt_ms`), the packet size (ns-2's
 default 1000 B payload), the run length (100 s: the text mentions events
 "around 40 seconds"), FAST's alpha (20 packets, below the 50-packet default
-buffer) and the RED parameters (tcpeval's defaults derived from the buffer).
+buffer), the RED parameters (tcpeval's defaults derived from the buffer) and
+the sink (ns-2's plain TCPSink, an ACK per packet). The senders are the ns2
+stack's (ns-2's own agents, docs/stacks.md).
 """
 
 from __future__ import annotations
@@ -28,8 +30,7 @@ NAME = "dalton2004"
 TITLE = "Dalton & Isen 2004: standard, HighSpeed and FAST TCP in ns-2"
 SOURCE = "seed 004"
 # The stack the paper ran: ns-2's own TCP agents (seed 004, section III).
-# Not yet the design's: Design.stack stays None until the engine's era stacks are
-# wired (issue 30 goal 1).
+# Every run's stack (Design.stack, issue 30).
 PAPER_STACK = "ns2"
 
 PROTOCOLS = {"reno": "Standard TCP", "highspeed": "HighSpeed TCP", "fast": "Fast TCP"}
@@ -39,6 +40,10 @@ PROFILES = {
     "full": {"duration": "100s", "measure_from": "5s"},
 }
 FAST_ALPHA = 20
+# The sink: ns-2's plain Agent/TCPSink ACKs every packet; a delayed-ACK sink
+# (TCPSink/DelAck) must be asked for, and the paper names none. The ns2 stack's
+# default sink delays ACKs (the cross-check's), so the flows switch it off.
+DELAYED_ACK = False
 # The base RTT the paper implies (implied_rtt_ms on Table II's 1000 Mbit/s rows:
 # 28.0, 28.1 and 27.4 ms); 40 ms before issue 30.
 RTT = "28ms"
@@ -75,10 +80,10 @@ def base(profile: str) -> dict:
 
 def _flows(cc: str, count: int, reverse: int = 0) -> list[dict]:
     params = {"alpha": FAST_ALPHA} if cc == "fast" else {}
-    out = [{"cc": cc, "count": count - reverse, "mtu": MSS + HEADER_BYTES, "params": params}]
+    flow = {"cc": cc, "mtu": MSS + HEADER_BYTES, "params": params, "delayed_ack": DELAYED_ACK}
+    out = [{**flow, "count": count - reverse}]
     if reverse:
-        out.append({"cc": cc, "count": reverse, "mtu": MSS + HEADER_BYTES, "params": params,
-                     "direction": "reverse"})
+        out.append({**flow, "count": reverse, "direction": "reverse"})
     return out
 
 
@@ -112,7 +117,7 @@ def design(profile: str) -> Design:
     cell's axes ("table4-10-red-fast")."""
     cells = [Cell(f"{table}-{'-'.join(map(str, axes.values()))}", doc, {"table": table, **axes})
              for table, axes, doc in sorted(_cells(profile), key=lambda c: TABLES.index(c[0]))]
-    return Design(cells)
+    return Design(cells, stack=PAPER_STACK)
 
 
 def implied_rtt_ms(row: dict, header_bytes: int = 0) -> float:

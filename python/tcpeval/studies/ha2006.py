@@ -19,7 +19,9 @@ flow (130 s) at the same RTT, index = Jain's index; convergence time = flow 2's
 epsilon-convergence (EWMA lambda 0.1, epsilon 0.8, 1 s samples) to half the
 pair's throughput; CoV and loss over 1 s bottleneck intervals after 135 s; the
 buffer of a two-RTT run from the longer RTT; 2 Mbytes = 2 MiB (dummynet's
-binary units); Linux 2.6.13's CUBIC (beta 0.8, no HyStart); one run per cell.
+binary units); one run per cell. Stacks: the paper's Linux 2.6.13
+(CUBIC 2.1), FAST on Linux 2.4 as the paper ran it; the paper's own SACK fix is
+not modelled (the engine's RFC 6675 SACK).
 """
 
 from __future__ import annotations
@@ -38,15 +40,18 @@ NAME = "ha2006"
 TITLE = "Ha, Kim, Le, Rhee & Xu 2006: high-speed TCP variants with and without background traffic"
 SOURCE = "seed 003"
 # The stack the paper ran: a modified Linux 2.6.13 (seed 003, section 3; FAST on 2.4).
-# Not yet the design's: Design.stack stays None until the engine's era stacks are
-# wired (issue 30 goal 1).
+# Every run's stack (Design.stack, issue 30).
 PAPER_STACK = "linux-2.6.13"
 
 PROTOCOLS = {"bic": "BIC", "cubic": "CUBIC", "fast": "FAST", "highspeed": "HSTCP",
              "htcp": "H-TCP", "scalable": "STCP", "reno": "Reno"}
 BASELINE = "reno"
-# Linux 2.6.13 (section 3.1): CUBIC's beta was 819/1024 and HyStart came in 2.6.29.
-CC_PARAMS = {"cubic": {"beta": 0.8, "hystart": False}}
+# Section 3.1: "FAST that has an implementation in Linux kernel 2.4 because FAST
+# is not yet publicly available in Linux kernel 2.6". FAST's flows run the
+# linux-2.4 stack (its era's switches around the engine's FAST code); every
+# other flow the design's linux-2.6.13 (whose CUBIC is 2.1: beta 819/1024, no
+# HyStart, docs/stacks.md).
+FLOW_STACKS = {"fast": "linux-2.4"}
 RATE_BPS = 400e6
 BUFFER_FLOOR_BYTES = 2 * 1024 * 1024  # dummynet sizes are binary (ipfw(8))
 BUFFER_BDP_SHARE = 0.2
@@ -95,7 +100,10 @@ def background() -> dict:
 
 
 def _flow(cc: str, start: float, rtt_ms: float) -> dict:
-    return {"cc": cc, "start": f"{start}s", "rtt": f"{rtt_ms}ms", "params": CC_PARAMS.get(cc, {})}
+    f = {"cc": cc, "start": f"{start}s", "rtt": f"{rtt_ms}ms"}
+    if cc in FLOW_STACKS:
+        f["stack"] = FLOW_STACKS[cc]
+    return f
 
 
 def _doc(p: dict, ccs: tuple[str, str], rtts: tuple[float, float], setting: str,
@@ -148,7 +156,7 @@ def design(profile: str) -> Design:
                         cells.append(Cell(cell(kind, cc, rtt, setting), doc(cc, rtt, setting),
                                           {"kind": kind, "protocol": cc, "rtt_ms": rtt,
                                            "background": setting}))
-    return Design(cells)
+    return Design(cells, stack=PAPER_STACK)
 
 
 # ----- analysis ---------------------------------------------------------------------------

@@ -61,22 +61,22 @@ class Design:
     cells: list[Cell]
     seeds: tuple[int, ...] = (1,)
     rep_name: str = ""
-    # The TCP stack every run uses (the scenario's top-level `stack`, e.g.
-    # "linux-2.6.22"); None: the engine's default. Issue 30 goal 1 sets each
-    # study's to its paper's (the modules' PAPER_STACK) once the engine's era
-    # stacks are wired; until then every design keeps None.
+    # The TCP stack of every run (the scenario's `run.stack`, docs/stacks.md):
+    # each study's is its paper's (the module's PAPER_STACK, issue 30). A flow
+    # that names its own stack keeps it (ha2006's FAST ran on a 2.4 kernel).
+    # None: the engine's default, today's Linux.
     stack: str | None = None
 
     def sweep(self, cell: Cell) -> dict:
-        """The cell as a sweep document: its scenario (with the design's stack,
-        when set), one run per seed."""
+        """The cell as a sweep document: its scenario (with the design's stack
+        as the run's, when set), one run per seed."""
         seeds = self.seeds if cell.seeds is None else cell.seeds
         if len(seeds) != len(self.seeds):
             raise ValueError(f"cell {cell.name}: {len(seeds)} seeds for {len(self.seeds)} "
                              "repetitions")
         doc = {**cell.scenario, "sweep": {"seeds": list(seeds)}}
         if self.stack is not None:
-            doc["stack"] = self.stack
+            doc["run"] = {**doc.get("run", {}), "stack": self.stack}
         return doc
 
     def run_name(self, cell: Cell, rep: int) -> str:

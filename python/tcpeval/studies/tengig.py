@@ -18,7 +18,8 @@ Modelled as (every choice the text leaves open is in docs/studies/tengig.md):
 - the NetFPGA's drop: Bernoulli per data packet at the bottleneck; on ring paths
   (RTT > 0.2 ms) the measured residual loss of the rings, 2.2e-8 per packet (15
   CRC retransmissions per 15 min at 10 Gbit/s), is added to it;
-- Linux 3.16's defaults (Table I) are tcpeval's defaults for every variant;
+- every flow runs the linux-3.16 stack (the paper's Ubuntu 14.04.1 kernel,
+  Table I's defaults; docs/stacks.md);
 - fairness and compatibility runs start both flows together ("both flows try to
   send at 10 Gbps" at the start); convergence runs start the second flow later
   (60 s in the full profile: the text gives no offset) and sample at 0.1 s.
@@ -53,8 +54,7 @@ NAME = "tengig"
 TITLE = "10G evaluation of Reno, Scalable, HighSpeed, H-TCP, BIC and CUBIC"
 SOURCE = "seed 002"
 # The stack the paper ran: Ubuntu 14.04.1's Linux 3.16 (seed 002, section IV).
-# Not yet the design's: Design.stack stays None until the engine's era stacks are
-# wired (issue 30 goal 1).
+# Every run's stack (Design.stack, issue 30).
 PAPER_STACK = "linux-3.16"
 
 VARIANTS = ("reno", "scalable", "highspeed", "bic", "cubic", "htcp")
@@ -159,7 +159,7 @@ def design(profile: str) -> Design:
             cells.append(_cell("conv", _doc(p, [first, second], rtt, 0.0, p["start2"],
                                             CONV_INTERVAL_S),
                                first=first, second=second, rtt_ms=rtt))
-    return Design(cells, seeds(profile), rep_name="-{rep}")
+    return Design(cells, seeds(profile), rep_name="-{rep}", stack=PAPER_STACK)
 
 
 def runs_of(profile: str, kind: str) -> list[tuple[str, Cell, int]]:
