@@ -213,6 +213,14 @@ def test_each_pages_quick_counts_are_its_data_files(name):
 
     page = (PAGES / f"{name}.md").read_text()
     assert pages.page_block(page) == pages.render(name)
+    assert f"| {name} |" in pages.render_summary()
+
+
+def test_the_readmes_before_and_after_counts_are_the_data_files():
+    from tcpeval.studies import pages
+
+    readme = (PAGES / "README.md").read_text()
+    assert pages.page_block(readme) == pages.render_summary()
 
 
 def test_quick_counts_row_counts_kinds_apart():

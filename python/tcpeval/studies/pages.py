@@ -196,16 +196,35 @@ def render(study: str) -> str:
     return "\n".join(lines)
 
 
+def render_summary() -> str:
+    """README's table: each study's before and after counts, from measured/."""
+    from . import STUDIES
+
+    lines = ["| study | stack | before: distinctive | before: bound | after: distinctive | "
+             "after: bound |", "|---|---|---|---|---|---|"]
+    for study in sorted(STUDIES):
+        rows = {r["case"]: r for r in load(study)}
+        cells = [study, f"`{STUDIES[study].PAPER_STACK}`"]
+        for case in ("before", "after"):
+            r = rows.get(case)
+            cells += [f"{r['distinctive_agree']} of {r['distinctive_judged']}" if r else "not run",
+                      f"{r['bound_agree']} of {r['bound_judged']}" if r else "not run"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def page_block(page: str) -> str:
     """What a page holds between the markers."""
     return page[page.index(BEGIN) + len(BEGIN):page.index(END)].strip()
 
 
 def write_page(study: str) -> None:
-    path = PAGES / f"{study}.md"
-    page = path.read_text()
-    head, tail = page[:page.index(BEGIN) + len(BEGIN)], page[page.index(END):]
-    path.write_text(f"{head}\n{render(study)}\n{tail}")
+    """The study's page and the README's summary, rewritten between the markers."""
+    for name, text in ((study, render(study)), ("README", render_summary())):
+        path = PAGES / f"{name}.md"
+        page = path.read_text()
+        head, tail = page[:page.index(BEGIN) + len(BEGIN)], page[page.index(END):]
+        path.write_text(f"{head}\n{text}\n{tail}")
 
 
 # ----- measuring ------------------------------------------------------------------------
