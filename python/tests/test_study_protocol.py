@@ -255,3 +255,9 @@ def test_sensitivity_cases_change_only_what_they_say():
     assert {c.scenario["network"]["rtt"] for c in changed.cells} == {"40ms"}
     assert {c.scenario["network"]["rtt"] for c in base.cells} == {"28ms"}
     assert changed.stack == base.stack == "ns2"
+    # a case kept to some cells leaves the others as they were (the same runs)
+    base = STUDIES["tengig"].design("smoke")
+    changed = pages.changed_design("tengig", "smoke", "buffer 0.5 BDP")
+    moved = {c.name for c, b in zip(changed.cells, base.cells, strict=True)
+             if c.scenario != b.scenario}
+    assert moved == {c.name for c in base.cells if c.name.startswith("single-")}
