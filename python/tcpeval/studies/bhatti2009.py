@@ -12,8 +12,9 @@ Assumed where the text is silent (docs/studies/bhatti2009.md): NewReno flow 1's
 weight comes from the NewReno self-fairness run's flow 2 (the same rule as
 eq. 7); NewReno's own flow-NRU comes from separate NewReno-vs-NewReno runs with
 seeds of their own (the paper's range for it, -3.14 to 1.55 dB, is not the
-<= 0 that measuring it on its calibration run would give); Linux-style senders
-(SACK, delayed ACKs) as the testbed's Linux hosts.
+<= 0 that measuring it on its calibration run would give). Every flow runs the
+linux-2.6.22 stack, the paper's Linux 2.6.22.6 out of the box (SACK, delayed
+ACKs, growth counted per ACK, rate-halving, CUBIC 2.1; docs/stacks.md).
 """
 
 from __future__ import annotations

@@ -26,7 +26,9 @@ use the 8 MB windows of Table 4 too; the two flows of an intra-protocol run each
 start within one RTT of 0 s (drawn from the seed, as the other studies jitter:
 exact symmetry would make a fair split partly an artefact); the txqueuelen test
 (section 4.3: 100, 2000 and 10000 packets, path and window not stated) runs each
-stack alone to UFL with the near-optimal size 2 window (4 MB).
+stack alone to UFL with the near-optimal size 2 window (4 MB). Every flow runs
+the linux-2.4 stack (the paper's 2.4.19-2.4.22 kernels; the algorithms' own
+2.4 patches are not modelled: docs/stacks.md).
 Reduced profiles: smoke (CI: 4 stacks, size 3, 6 s runs with 1 s reports) and
 quick (120 s runs; UDP and intra-protocol runs at size 3 only).
 """

@@ -250,14 +250,15 @@ def _commit() -> str:
     return out.stdout.strip() or "unknown"
 
 
-def record(study: str, case: str, store: Path, commit: str | None = None) -> dict:
+def record(study: str, case: str, store: Path, commit: str | None = None,
+           change: str | None = None) -> dict:
     from . import get
 
     meta = store / "study.json"
     agreement = pd.read_csv(store / "report" / "agreement.csv").astype({"agrees": "boolean"})
     stack = get(study).PAPER_STACK if case != "before" else "linux-6.6"
-    change = ("today's Linux (the default before issue 30)" if case == "before" else
-              "the paper's stack")
+    change = change or ("today's Linux (the default before issue 30)" if case == "before"
+                        else "the paper's stack")
     if not meta.exists():
         raise FileNotFoundError(f"{store}: not a study store")
     row = row_of(study, case, agreement, stack, change, commit or _commit())
@@ -333,6 +334,7 @@ def main(argv=None) -> None:
     r.add_argument("case", choices=["before", "after"])
     r.add_argument("store", type=Path)
     r.add_argument("--commit")
+    r.add_argument("--change", help="what the case changes (default: the stack)")
     s = sub.add_parser("sensitivity")
     s.add_argument("study", choices=sorted(CASES))
     s.add_argument("case")
@@ -342,7 +344,7 @@ def main(argv=None) -> None:
     g.add_argument("studies", nargs="*")
     a = ap.parse_args(argv)
     if a.cmd == "record":
-        print(record(a.study, a.case, a.store, a.commit))
+        print(record(a.study, a.case, a.store, a.commit, a.change))
     elif a.cmd == "sensitivity":
         if a.case not in CASES[a.study]:
             ap.error(f"case: {a.case!r}; allowed: {', '.join(CASES[a.study])}")
