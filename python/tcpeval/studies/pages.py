@@ -12,14 +12,15 @@ agreement table, ours beside the paper's), and the commit it was measured at.
 section "Quick profile before and after the stack"; a test checks each page
 holds what `render` gives.
 
-    python -m tcpeval.studies.pages record NAME CASE STORE [--commit C]
+    python -m tcpeval.studies.pages record NAME CASE STORE|DIR [--commit C]
     python -m tcpeval.studies.pages sensitivity NAME CASE --base STORE --out DIR
     python -m tcpeval.studies.pages render [NAME ...]
 
-`record` reads STORE/report/agreement.csv (written by `tcpeval study run` or
-`study report`); `sensitivity` runs the changed design into DIR (a hard-linked
-copy of the base store, so the cells the change leaves alone are not run again)
-and records its agreement table.
+`sensitivity` runs the changed design into DIR (a hard-linked copy of the base
+store, so the cells the change leaves alone are not run again) and writes its
+agreement table there; `record` adds a row from STORE/report/agreement.csv
+(written by `tcpeval study run` or `study report`) for before and after, or
+from a sensitivity run's DIR, and rewrites the page.
 """
 
 from __future__ import annotations
@@ -252,18 +253,26 @@ def _commit() -> str:
 
 def record(study: str, case: str, store: Path, commit: str | None = None,
            change: str | None = None) -> dict:
+    """Add the case's row to measured/<study>.csv from its agreement table: a
+    study store's report (before, after) or a sensitivity run's directory."""
     from . import get
 
-    meta = store / "study.json"
-    agreement = pd.read_csv(store / "report" / "agreement.csv").astype({"agrees": "boolean"})
-    stack = get(study).PAPER_STACK if case != "before" else "linux-6.6"
-    change = change or ("today's Linux (the default before issue 30)" if case == "before"
+    sens = CASES.get(study, {}).get(case)
+    path = store / (f"agreement-{_slug(case)}.csv" if sens else "report/agreement.csv")
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no agreement table")
+    agreement = pd.read_csv(path).astype({"agrees": "boolean"})
+    stack = "linux-6.6" if case == "before" else get(study).PAPER_STACK
+    change = change or (sens.change if sens else
+                        "today's Linux (the default before issue 30)" if case == "before"
                         else "the paper's stack")
-    if not meta.exists():
-        raise FileNotFoundError(f"{store}: not a study store")
     row = row_of(study, case, agreement, stack, change, commit or _commit())
     save(study, row, paper_row(study, agreement))
     return row
+
+
+def _slug(case: str) -> str:
+    return case.replace(" ", "_")
 
 
 def changed_design(study: str, profile: str, case: str):
@@ -284,9 +293,11 @@ def changed_design(study: str, profile: str, case: str):
 
 
 def sensitivity(study: str, case: str, base: Path, out: Path, profile: str = "quick",
-                workers: int = 1) -> dict:
+                workers: int = 1) -> Path:
     """Run the changed design into `out` (seeded with the base store's runs) and
-    record its agreement counts and headlines."""
+    write its agreement table there (`record` adds it to the page's data)."""
+    import json
+
     from ..store import Store
     from ..sweep import Plan, plan, run_plan
     from . import get
@@ -301,15 +312,11 @@ def sensitivity(study: str, case: str, base: Path, out: Path, profile: str = "qu
             keys[design.run_name(cell, spec.repetition)] = spec.key
             specs[spec.key] = spec
     store = Store(out)
-    run_plan(Plan(name=f"{study}-{profile}-{case}", axes={}, repetitions=1,
+    run_plan(Plan(name=f"{study}-{profile}-{_slug(case)}", axes={}, repetitions=1,
                   runs=list(specs.values())), store, workers=workers)
-    results = {}
-    for name, key in keys.items():
-        summary = store.root / "runs" / key / "summary.json"
-        if summary.exists():
-            import json
-
-            results[name] = json.loads(summary.read_text())
+    results = {name: json.loads((store.root / "runs" / key / "summary.json").read_text())
+               for name, key in keys.items()
+               if (store.root / "runs" / key / "summary.json").exists()}
 
     def flows_of(name: str, table: str = "flows"):
         return pd.read_parquet(store.root / "runs" / keys[name] / f"{table}.parquet")
@@ -318,10 +325,9 @@ def sensitivity(study: str, case: str, base: Path, out: Path, profile: str = "qu
 
     agreement = get(study).report(results, profile, flows_of)["tables"]["agreement"]
     plt.close("all")
-    agreement.to_csv(out / f"agreement-{case.replace(' ', '_')}.csv", index=False)
-    row = row_of(study, case, agreement, design.stack, CASES[study][case].change, _commit())
-    save(study, row, paper_row(study, agreement))
-    return row
+    path = out / f"agreement-{_slug(case)}.csv"
+    agreement.to_csv(path, index=False)
+    return path
 
 
 def main(argv=None) -> None:
@@ -331,8 +337,8 @@ def main(argv=None) -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("record")
     r.add_argument("study", choices=sorted(STUDIES))
-    r.add_argument("case", choices=["before", "after"])
-    r.add_argument("store", type=Path)
+    r.add_argument("case", help="before, after or a sensitivity case")
+    r.add_argument("store", type=Path, help="the study store, or the sensitivity run's --out")
     r.add_argument("--commit")
     r.add_argument("--change", help="what the case changes (default: the stack)")
     s = sub.add_parser("sensitivity")
@@ -343,13 +349,16 @@ def main(argv=None) -> None:
     g = sub.add_parser("render")
     g.add_argument("studies", nargs="*")
     a = ap.parse_args(argv)
+    if a.cmd in ("record", "sensitivity") and a.case not in ("before", "after",
+                                                              *CASES.get(a.study, {})):
+        ap.error(f"case: {a.case!r}; allowed: before, after, "
+                 f"{', '.join(CASES.get(a.study, {}))}")
+    if a.cmd == "sensitivity":
+        print(sensitivity(a.study, a.case, a.base, a.out))
+        return
     if a.cmd == "record":
         print(record(a.study, a.case, a.store, a.commit, a.change))
-    elif a.cmd == "sensitivity":
-        if a.case not in CASES[a.study]:
-            ap.error(f"case: {a.case!r}; allowed: {', '.join(CASES[a.study])}")
-        print(sensitivity(a.study, a.case, a.base, a.out))
-    for study in [a.study] if a.cmd != "render" else a.studies or sorted(STUDIES):
+    for study in [a.study] if a.cmd == "record" else a.studies or sorted(STUDIES):
         write_page(study)
 
 
