@@ -5,6 +5,7 @@ use crate::config::{endpoints, FlowConfig, HopConfig, RedConfig, ValidConfig};
 use crate::stack::Stack;
 use crate::net::topology::{chain, HopSpec, HostSpec, NodeKind, Topology};
 use crate::net::{Discipline, Limit, Queue, Red};
+use crate::tcp::ecn::EcnMode;
 use crate::tcp::{Receiver, ReceiverConfig, Sender, SenderConfig};
 use crate::time::{Time, SEC};
 use crate::traffic::UdpSource;
@@ -91,6 +92,7 @@ pub fn host_pair(src: NodeKind, dst: NodeKind, [a, b]: [u32; 2], rtt_ns: u64, de
 /// A flow's endpoints; `cc` is its algorithm as validation built it, `i` the id
 /// its packets carry, `bytes` its size (None: bulk).
 pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r): (u32, u32)) -> (Sender, Receiver) {
+    let ecn = EcnMode::of(f.ecn, cc.needs_ecn());
     let sender = Sender::new(
         SenderConfig {
             flow: i as u32,
@@ -105,7 +107,7 @@ pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r
         cc,
     );
     let profile = Stack::from_name(&f.stack).expect("validated").profile();
-    let sender = sender.with_stack(&profile);
+    let sender = sender.with_stack(&profile).with_ecn(ecn);
     let receiver = Receiver::new(ReceiverConfig {
         flow: i as u32,
         dst: s,
@@ -115,7 +117,8 @@ pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r
         delack_timeout: f.delack_timeout_ns,
         ack_bytes: f.mtu - f.mss,
     })
-    .with_stack(&profile);
+    .with_stack(&profile)
+    .with_ecn(ecn);
     (sender, receiver)
 }
 

@@ -325,6 +325,12 @@ pub struct FlowConfig {
     #[serde(default = "default_stack")]
     #[schemars(schema_with = "stack_schema")]
     pub stack: String,
+    /// Negotiate ECN (RFC 3168; tcp::ecn): data leaves ECT(0), AQM queues with
+    /// ECN on mark it CE instead of dropping, the receiver echoes ECE and the
+    /// sender reduces once per RTT. An algorithm that needs ECN (DCTCP) uses
+    /// it whatever this says, as Linux's `tcp_ca_needs_ecn`.
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 fn default_mss() -> u32 {

@@ -342,8 +342,12 @@ impl Simulation {
             NodeKind::Sender(f) if self.web.slot_id[f as usize] != p.flow => {}
             NodeKind::Receiver(f) => {
                 debug_assert_eq!(p.kind, Kind::Data);
-                if let Some(ack) = self.receivers[f as usize].on_data(&p, now) {
-                    let l = self.topo.nodes[node as usize].out;
+                let ack = self.receivers[f as usize].on_data(&p, now);
+                let l = self.topo.nodes[node as usize].out;
+                if let Some(held) = self.receivers[f as usize].echo_ack.take() {
+                    self.send_on(l, held); // DCTCP's echo: the held ACK first
+                }
+                if let Some(ack) = ack {
                     self.send_on(l, ack);
                 }
                 self.sync_delack(f as usize);

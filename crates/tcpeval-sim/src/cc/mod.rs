@@ -20,6 +20,7 @@ pub mod bbr;
 pub mod bic;
 pub mod compound;
 pub mod cubic;
+pub mod dctcp;
 pub mod fast;
 pub mod harness;
 pub mod highspeed;
@@ -38,6 +39,7 @@ pub use bbr::Bbr;
 pub use bic::Bic;
 pub use compound::Compound;
 pub use cubic::Cubic;
+pub use dctcp::Dctcp;
 pub use fast::Fast;
 pub use highspeed::HighSpeed;
 pub use hstcp_lp::HstcpLp;
@@ -248,6 +250,11 @@ pub trait CongestionOps {
     fn pkts_acked(&mut self, _s: &mut CcState, _sample: &AckSample) {}
     fn set_state(&mut self, _s: &mut CcState, _state: CaState) {}
     fn cwnd_event(&mut self, _s: &mut CcState, _event: CaEvent) {}
+    /// Every ACK of an ECN flow, after snd_una moved and before the packets
+    /// it acknowledges cumulatively are counted delivered (Linux
+    /// `in_ack_event`, called from `tcp_in_ack_event` in `tcp_ack`); `ece`:
+    /// the ACK carried ECE. Used by DCTCP.
+    fn in_ack_event(&mut self, _s: &mut CcState, _ece: bool) {}
     /// Full control of cwnd and pacing on every ACK (Linux `cong_control`, used by
     /// BBR). Return true to replace the sender's own PRR / `cong_avoid` step.
     fn cong_control(&mut self, _s: &mut CcState, _rs: &RateSample) -> bool {
@@ -387,6 +394,7 @@ pub const REGISTRY: &[Algorithm] = &[
     algorithm!(&["illinois"], illinois::IllinoisConfig, |c| Cc::Illinois(Illinois::new(&c))),
     algorithm!(&["yeah"], yeah::YeahConfig, |c| Cc::Yeah(Yeah::new(c))),
     algorithm!(&["bbr"], bbr::BbrConfig, |c| Cc::Bbr(Bbr::new(&c))),
+    algorithm!(&["dctcp"], dctcp::DctcpConfig, |c| Cc::Dctcp(Dctcp::new(&c))),
 ];
 
 /// Names accepted in scenarios, aliases included, in registry order.
@@ -431,6 +439,7 @@ pub enum Cc {
     Illinois(Illinois),
     Bbr(Bbr),
     Yeah(Yeah),
+    Dctcp(Dctcp),
 }
 
 impl Cc {
@@ -442,6 +451,13 @@ impl Cc {
             return Err(CcError { field: "cc".into(), message });
         };
         (alg.build)(name, params)
+    }
+
+    /// The algorithm needs ECN (Linux `tcp_ca_needs_ecn`, the
+    /// TCP_CONG_NEEDS_ECN flag): the connection negotiates ECN whatever the
+    /// flow's `ecn` switch says, and marks every segment ECT (tcp::ecn).
+    pub fn needs_ecn(&self) -> bool {
+        matches!(self, Cc::Dctcp(_))
     }
 
     fn ops(&mut self) -> &mut dyn CongestionOps {
@@ -461,6 +477,7 @@ impl Cc {
             Cc::Illinois(c) => c,
             Cc::Bbr(c) => c,
             Cc::Yeah(c) => c,
+            Cc::Dctcp(c) => c,
         }
     }
 }
@@ -483,6 +500,9 @@ impl CongestionOps for Cc {
     }
     fn cwnd_event(&mut self, s: &mut CcState, event: CaEvent) {
         self.ops().cwnd_event(s, event)
+    }
+    fn in_ack_event(&mut self, s: &mut CcState, ece: bool) {
+        self.ops().in_ack_event(s, ece)
     }
     fn cong_control(&mut self, s: &mut CcState, rs: &RateSample) -> bool {
         self.ops().cong_control(s, rs)

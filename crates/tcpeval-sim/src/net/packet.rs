@@ -57,6 +57,12 @@ pub struct Packet {
     pub ts_ecr: Time,
     /// IP ECN field (data packets of ECN flows carry ECT(0)).
     pub ecn: Ecn,
+    /// TCP ECE flag (RFC 3168 section 6.1.3): on an ACK, the receiver echoes a
+    /// CE mark it saw (until CWR, or DCTCP's exact echo).
+    pub ece: bool,
+    /// TCP CWR flag (RFC 3168 section 6.1.2): on a data segment, the sender
+    /// has reduced its window after an ECE.
+    pub cwr: bool,
 }
 
 impl Packet {
@@ -74,6 +80,8 @@ impl Packet {
             ts_val: now,
             ts_ecr: 0,
             ecn: Ecn::NotEct,
+            ece: false,
+            cwr: false,
         }
     }
 
@@ -91,6 +99,8 @@ impl Packet {
             ts_val: now,
             ts_ecr,
             ecn: Ecn::NotEct,
+            ece: false,
+            cwr: false,
         }
     }
 

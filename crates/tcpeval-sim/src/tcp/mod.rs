@@ -2,6 +2,7 @@
 //! (cumulative ACK, SACK, delayed ACKs, timestamps). The sender is split by
 //! concern: `sender` coordinates `scoreboard`, `recovery`, `rate`, `rtt`, and
 //! calls congestion control through `hooks`.
+pub mod ecn;
 pub mod hooks;
 pub mod rate;
 pub mod receiver;

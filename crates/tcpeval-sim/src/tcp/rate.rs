@@ -20,10 +20,22 @@ pub struct RateTrack {
     prior_time: Time,
     send_interval: Time,
     app_limited: bool,
+    prior_delivered_ce: u32,
     pub rtt: RttTrack,
 }
 
 impl RateTrack {
+    /// CE-marked packets delivered since the sampled segment was sent, given
+    /// the count now (Linux `tcp_rate_gen`: `rs->delivered_ce`); 0 without a
+    /// sample.
+    pub fn delivered_ce_since(&self, delivered_ce_now: u64) -> u64 {
+        if self.have {
+            (delivered_ce_now as u32).wrapping_sub(self.prior_delivered_ce) as u64
+        } else {
+            0
+        }
+    }
+
     /// Remember the most recently sent of the segments this ACK delivers.
     pub fn note(&mut self, seg: &Seg, sacked: bool) {
         self.rtt.note(seg, sacked);
@@ -38,6 +50,7 @@ impl RateTrack {
             prior_time: seg.delivered_time_at_tx,
             send_interval: seg.tx_time.saturating_sub(seg.first_tx),
             app_limited: seg.flags & APP_LIMITED != 0,
+            prior_delivered_ce: seg.delivered_ce_at_tx,
         };
     }
 }

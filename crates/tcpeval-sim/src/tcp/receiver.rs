@@ -2,7 +2,9 @@
 //! (RFC 7323 section 4.3), and Linux-style delayed ACKs: an ACK for every second
 //! full segment, a timer otherwise, an immediate ACK for out-of-order data or data
 //! that fills a hole (RFC 5681 section 4.2), and quick-ACK mode at connection start.
+//! With ECN negotiated, the echo of CE marks (tcp::ecn::EcnReceiver).
 
+use super::ecn::{EcnMode, EcnReceiver};
 use crate::net::{Packet, SegRange, MAX_SACK_BLOCKS};
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -44,6 +46,10 @@ pub struct Receiver {
     /// Payload bytes that arrived, duplicates included (for conservation checks).
     pub received_bytes: u64,
     pub acks_sent: u64,
+    ecn: EcnReceiver,
+    /// An ACK `on_data` sent before the one it returns (DCTCP's echo sends
+    /// the held delayed ACK first on a change of CE state): send it first.
+    pub echo_ack: Option<Packet>,
 }
 
 impl Receiver {
@@ -62,7 +68,15 @@ impl Receiver {
             delivered_bytes: 0,
             received_bytes: 0,
             acks_sent: 0,
+            ecn: EcnReceiver::default(),
+            echo_ack: None,
         }
+    }
+
+    /// A connection that negotiated ECN (tcp::ecn), or not.
+    pub fn with_ecn(mut self, mode: EcnMode) -> Self {
+        self.ecn = EcnReceiver::new(mode);
+        self
     }
 
     /// Acknowledge as the flow's stack does (crate::stack): its quick-ACK
@@ -90,12 +104,19 @@ impl Receiver {
     /// A data segment arrived; returns the ACK to send now, if any.
     pub fn on_data(&mut self, p: &Packet, now: Time) -> Option<Packet> {
         self.received_bytes += p.payload as u64;
+        let mut ack_now = false;
+        if self.ecn.on() {
+            ack_now = self.ecn.accept_cwr(p);
+        }
         // RFC 7323 4.3: remember the timestamp of the segment at the left edge.
         if p.seq <= self.last_ack_sent && (self.ts_recent == NO_TS || p.ts_val >= self.ts_recent) {
             self.ts_recent = p.ts_val;
         }
         if p.seq < self.rcv_nxt || self.in_ooo(p.seq) {
             return Some(self.make_ack(now)); // duplicate: ACK at once
+        }
+        if self.ecn.on() {
+            ack_now |= self.check_ce(p, now);
         }
         if p.seq > self.rcv_nxt {
             let range = self.insert_ooo(p.seq);
@@ -112,7 +133,7 @@ impl Receiver {
         }
         self.forget_acked_blocks();
         self.unacked += 1;
-        if filled_hole || !self.cfg.delayed_ack || self.unacked >= 2 || self.quickacks > 0 {
+        if ack_now || filled_hole || !self.cfg.delayed_ack || self.unacked >= 2 || self.quickacks > 0 {
             self.quickacks = self.quickacks.saturating_sub(1);
             return Some(self.make_ack(now));
         }
@@ -120,6 +141,21 @@ impl Receiver {
             self.delack_deadline = Some(now + self.cfg.delack_timeout);
         }
         None
+    }
+
+    /// Linux `tcp_ecn_check_ce` for new data, before rcv_nxt moves (so a
+    /// held ACK flushed here acknowledges what preceded this packet, Linux's
+    /// `prior_rcv_nxt`); returns whether this packet must be ACKed at once.
+    fn check_ce(&mut self, p: &Packet, now: Time) -> bool {
+        let step = self.ecn.check_ce(p.ecn, self.delack_deadline.is_some());
+        self.quickacks = self.quickacks.max(step.quickacks);
+        if let Some(ece) = step.flush {
+            let echo = self.ecn.ece();
+            self.ecn.set_ece(ece);
+            self.echo_ack = Some(self.make_ack(now));
+            self.ecn.set_ece(echo);
+        }
+        step.ack_now
     }
 
     /// The delayed-ACK timer fired.
@@ -194,6 +230,9 @@ impl Receiver {
         let n = self.nrecent;
         p.sack[..n].copy_from_slice(&self.recent[..n]);
         p.nsack = n as u8;
+        if self.ecn.on() {
+            (p.ece, p.ecn) = (self.ecn.ece(), self.ecn.ack_ecn());
+        }
         if n > 0 {
             // SACK option: kind, length, 8 bytes a block, padded to 4 bytes with NOPs.
             p.wire_bytes += 4 + 8 * n as u32;

@@ -107,7 +107,12 @@ impl Recovery {
     pub fn on_ack<C: CongestionOps>(&mut self, acked: u64, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) -> bool {
         let episode_over = board.snd_una >= self.high_seq;
         match s.ca_state {
-            CaState::Recovery | CaState::Cwr if episode_over => self.end_reduction(cc, s),
+            // Linux `tcp_fastretrans_alert` (2.6.22 and 6.6): CWR holds until
+            // something *above* high_seq is ACKed, so that the CWR flag, on the
+            // first segment sent after it, has reached the receiver (else the
+            // ECE of ACKs for data sent before it would reduce twice).
+            CaState::Cwr if board.snd_una > self.high_seq => self.end_reduction(cc, s),
+            CaState::Recovery if episode_over => self.end_reduction(cc, s),
             CaState::Recovery if !self.sack && acked > 0 => board.mark_head_lost(),
             CaState::Loss if episode_over => hooks::set_state(cc, s, CaState::Open),
             _ => {}
@@ -182,9 +187,11 @@ impl Recovery {
         hooks::enter_loss(cc, s);
     }
 
-    /// A segment went out (PRR counts those sent during recovery: prr_out).
+    /// A segment went out (PRR counts those sent during a reduction, prr_out:
+    /// Linux `tcp_write_xmit` and `tcp_xmit_retransmit_queue` count them while
+    /// `tcp_in_cwnd_reduction`, CWR included).
     pub fn on_send(&mut self, state: CaState) {
-        if state == CaState::Recovery {
+        if matches!(state, CaState::Recovery | CaState::Cwr) {
             self.prr.out += 1;
         }
     }

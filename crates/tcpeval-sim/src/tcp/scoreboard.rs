@@ -39,6 +39,9 @@ pub struct Seg {
     pub(super) first_tx: Time,
     pub(super) delivered_at_tx: u64,
     pub(super) delivered_time_at_tx: Time,
+    /// CE-marked deliveries when it was sent (Linux `tx.delivered_ce`, fewer
+    /// bits there too; differences wrap), for RateSample.delivered_ce.
+    pub(super) delivered_ce_at_tx: u32,
 }
 
 pub struct Scoreboard {

@@ -10,6 +10,7 @@
 //! Counters follow Linux (`net/ipv4/tcp_input.c`): packets in flight =
 //! packets_out - sacked_out - lost_out + retrans_out.
 
+use super::ecn::{EcnMode, EcnSender};
 use super::hooks;
 use super::rate::{RateState, RateTrack};
 use super::recovery::Recovery;
@@ -45,6 +46,8 @@ pub struct SenderCounters {
     pub recoveries: u64,
     /// Window reductions because the sender's interface queue was full.
     pub local_congestion: u64,
+    /// Window reductions (CWR) on an ECE from the receiver (tcp::ecn).
+    pub ecn_reductions: u64,
     pub acks: u64,
     /// ACK inter-arrival times (ns): running sum and sum of squares, to measure
     /// ACK compression (reverse traffic bunches ACKs together).
@@ -133,6 +136,7 @@ pub struct Sender {
     pub last_rate_sample: RateSample,
     pub counters: SenderCounters,
     pub completed: Option<Time>,
+    ecn: EcnSender,
 }
 
 impl Sender {
@@ -158,7 +162,14 @@ impl Sender {
             nic_blocked: false,
             counters: SenderCounters::default(),
             completed: None,
+            ecn: EcnSender::default(),
         }
+    }
+
+    /// A connection that negotiated ECN (tcp::ecn), or not.
+    pub fn with_ecn(mut self, mode: EcnMode) -> Self {
+        self.ecn = EcnSender::new(mode);
+        self
     }
 
     /// Run as the flow's stack does (crate::stack): growth counting, the
@@ -230,6 +241,10 @@ impl Sender {
         let acked = p.ack - self.snd_una();
         let (track, delivered) = self.update_scoreboard(p, acked);
         let rtt = self.take_rtt_sample(p, now, acked > 0, &track);
+        let ece = self.ecn.ece(p);
+        if self.ecn.on() {
+            self.ecn_ack(ece, delivered);
+        }
         self.s.delivered += delivered as u64;
         self.rate.on_ack(&track, now, delivered);
         self.sync_state(now);
@@ -239,12 +254,18 @@ impl Sender {
         let newly_lost = if self.cfg.sack { self.board.mark_lost_sack() + self.board.mark_lost_retrans() } else { 0 };
         if self.recovery.on_ack(acked, &mut self.board, &mut self.cc, &mut self.s) {
             self.counters.recoveries += 1;
+            self.ecn.queue_cwr();
+        } else if ece {
+            self.ecn_reduce();
         }
         self.sync_state(now);
         let mut rs = self.rate.sample(&track, now, self.s.delivered, self.rtt.min_rtt);
         rs.acked_sacked = delivered;
         rs.losses = newly_lost;
         rs.prior_in_flight = prior_in_flight;
+        if self.ecn.on() {
+            rs.delivered_ce = track.delivered_ce_since(self.s.delivered_ce);
+        }
         rs.rtt = rtt;
         self.last_rate_sample = rs;
         let (recovery, window, in_flight) = (&mut self.recovery, &self.window, self.board.in_flight());
@@ -283,6 +304,29 @@ impl Sender {
     fn local_congestion(&mut self) {
         if self.recovery.enter_cwr(&self.board, &mut self.cc, &mut self.s) {
             self.counters.local_congestion += 1;
+            self.ecn.queue_cwr();
+        }
+    }
+
+    /// An ACK of an ECN flow: the algorithm's `in_ack_event` (snd_una moved,
+    /// this ACK's deliveries not yet counted: Linux counts the SACKed part
+    /// before it, the cumulative part after), then the packets an ECE ACK
+    /// delivers count as CE (Linux `tcp_count_delivered`).
+    fn ecn_ack(&mut self, ece: bool, delivered: u32) {
+        self.s.snd_una = self.board.snd_una;
+        self.cc.in_ack_event(&mut self.s, ece);
+        if ece {
+            self.s.delivered_ce += delivered as u64;
+        }
+    }
+
+    /// ECE in Open or Disorder: Linux `tcp_enter_cwr` (from `tcp_try_to_open`)
+    /// reduces the window once; later ECEs find the state CWR and do nothing
+    /// until snd_una passes the reduction's high mark (tcp::recovery).
+    fn ecn_reduce(&mut self) {
+        if self.recovery.enter_cwr(&self.board, &mut self.cc, &mut self.s) {
+            self.counters.ecn_reductions += 1;
+            self.ecn.queue_cwr();
         }
     }
 
@@ -307,6 +351,7 @@ impl Sender {
         self.sync_state(now);
         self.counters.timeouts += 1;
         self.recovery.on_rto(&mut self.board, &mut self.cc, &mut self.s);
+        self.ecn.queue_cwr();
         // RFC 6298 (5.5): back off the timer.
         self.rtt.backoff += 1;
         self.rto_deadline = Some(now + self.rtt.rto());
@@ -390,14 +435,20 @@ impl Sender {
         self.total_segs.is_none_or(|t| self.snd_nxt() < t) && self.packets_out() < self.cfg.max_window
     }
 
-    fn emit(&mut self, seq: u64, now: Time, out: &mut Vec<Packet>) {
+    /// Put segment `seq` on the wire; `fresh`: its first transmission.
+    fn emit(&mut self, seq: u64, fresh: bool, now: Time, out: &mut Vec<Packet>) {
         let payload = self.seg_payload(seq);
         let wire = payload + self.cfg.header_bytes;
         if self.s.pacing_rate > 0.0 {
             let gap = (wire as f64 * 1e9 / self.s.pacing_rate) as Time;
             self.pace_next = self.pace_next.max(now) + gap;
         }
-        out.push(Packet::data(self.cfg.flow, self.cfg.dst, seq, payload, wire, now));
+        let mut p = Packet::data(self.cfg.flow, self.cfg.dst, seq, payload, wire, now);
+        if self.ecn.on() {
+            self.ecn.mark(&mut p, fresh);
+            self.board.seg(seq).delivered_ce_at_tx = self.s.delivered_ce as u32;
+        }
+        out.push(p);
         self.s.last_send_time = now;
         self.counters.segments_sent += 1;
         self.counters.bytes_sent += payload as u64;
@@ -408,7 +459,7 @@ impl Sender {
         self.board.note_retransmit(seq);
         self.counters.retransmits += 1;
         self.rate.stamp(self.board.seg(seq), now, false, self.s.delivered);
-        self.emit(seq, now, out);
+        self.emit(seq, false, now, out);
     }
 
     fn send_new(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -418,7 +469,7 @@ impl Sender {
         }
         let seq = self.board.push_new();
         self.rate.stamp(self.board.seg(seq), now, network_empty, self.s.delivered);
-        self.emit(seq, now, out);
+        self.emit(seq, true, now, out);
     }
 
     /// Check the scoreboard against its counters (used by tests).
