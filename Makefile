@@ -6,8 +6,8 @@ VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.tcpeval-setup
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: setup demo test test-rust test-python browser testbed-deps ns2-deps bench crosscheck lint validate \
-	validate-studies clean bpf bpf-deps wheel wheel-test
+.PHONY: setup demo test test-rust test-python browser testbed-deps ns2-deps pcap-deps bench crosscheck \
+	lint validate validate-studies clean bpf bpf-deps wheel wheel-test pip-test
 
 setup: $(STAMP) bpf
 
@@ -81,7 +81,7 @@ wheel: $(VENV)/.deps
 wheel-test: wheel
 	TCPEVAL_WHEEL_TEST=1 $(VENV)/bin/pytest python/tests/test_wheel.py
 
-test: setup browser testbed-deps ns2-deps test-rust test-python
+test: setup browser testbed-deps ns2-deps pcap-deps test-rust test-python
 
 # The delay line's namespace tests (cargo) and the testbed tests (pytest) need
 # testbed-deps; both skip with the reason where it could not be installed. The
@@ -89,7 +89,7 @@ test: setup browser testbed-deps ns2-deps test-rust test-python
 test-rust: testbed-deps
 	cargo test --workspace --exclude tcpeval-py -q
 
-test-python: setup browser testbed-deps ns2-deps
+test-python: setup browser testbed-deps ns2-deps pcap-deps
 	$(VENV)/bin/pytest python/tests
 
 # Reports are checked in headless Chromium (Debian's package). Installed when
@@ -98,6 +98,16 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
 		>/dev/null 2>&1 || echo "chromium not installed: browser tests will skip"; }
+
+# The pcap tests read the capture files with tshark and tcptrace (Debian
+# packages). Installed when missing and possible (root with apt); otherwise
+# those tests skip and say why.
+pcap-deps:
+	@for t in tshark tcptrace; do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	[ -z "$$missing" ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends $$missing) >/dev/null 2>&1 \
+		|| echo "not installed:$$missing (the pcap tests will skip)"; }
 
 # The kernel testbed needs ethtool (TSO/GSO off) and iptables (loss, NFQUEUE);
 # the delay line's tests use ping (Debian package iputils-ping). Installed when

@@ -218,12 +218,20 @@ def run(
         "--intervals", help="with --json: add every per-interval series")] = False,
     backend: Annotated[str | None, typer.Option(help="sim or testbed")] = None,
     report: Annotated[bool, typer.Option("--report", help="also write report.html")] = False,
+    pcap: Annotated[str | None, typer.Option(
+        "--pcap", metavar="POINTS", help="write capture-POINT.pcap per capture point: "
+        "bottleneck, sender, receiver or hopN, comma-separated (sets run.pcap.where)")] = None,
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Run one scenario: print a per-flow table and write summary.json and Parquet tables."""
     from .run import run as run_scenario
 
     _check_options(seed=seed)
+    if pcap is not None:
+        points = [p.strip() for p in pcap.split(",")]
+        if not all(points):
+            _fail("--pcap: expected capture points separated by commas, e.g. bottleneck,sender")
+        set_ = [*(set_ or []), f"run.pcap.where={json.dumps(points)}"]
     if with_intervals and not as_json:
         _fail("--intervals: adds the per-interval series to --json's output; use both")
     target = out_dir or Path("results") / scenario.stem
@@ -239,6 +247,7 @@ def run(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     _write_run(result, target, force)
     _stop_if_invalid(result.summary, target)
+    _say_captures(result, target)
     if report:
         _write_report(result, target, f"tcpeval run: {scenario.name}", scenario)
     if as_json:
@@ -250,6 +259,22 @@ def run(
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         print_summary(result.summary, target)
+
+
+def _say_captures(result, target: Path) -> None:
+    """Name the pcap files written (on stderr: --json's stdout stays JSON), and
+    say when max_packets cut a capture short."""
+    from .pcap import file_name
+
+    cap = result.capture
+    if cap is None:
+        return
+    for k, point in enumerate(cap["points"]):
+        kept = sum(1 for p in cap["point"] if p == k)
+        line = f"pcap: {target / file_name(point)} ({kept} packets"
+        missed = cap["seen"][k] - kept
+        line += f"; {missed} more not kept: run.pcap.max_packets)" if missed else ")"
+        err().print(line, highlight=False)
 
 
 @app.command()

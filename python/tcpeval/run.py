@@ -36,6 +36,9 @@ class Result:
         self.scenario = scenario
         self.summary = summary
         self.raw = {} if raw is None else raw
+        # The engine's packet capture (`[run] pcap`), written as pcap files
+        # beside the run's (tcpeval.pcap); not kept in engine.json.
+        self.capture: dict | None = self.raw.pop("capture", None)
         self._stored = dict(zip(TABLES, (flows, trace, queue, links, udp, completions),
                                 strict=True))
         self._frames: dict[str, pd.DataFrame] = {}

@@ -14,7 +14,7 @@ BEGIN = "<!-- generated from the engine's schema: python -m tcpeval.schema_doc -
 END = "<!-- end of generated tables -->"
 # The tables in reading order: the document, then what it holds.
 OBJECTS = ("Config", "NetworkConfig", "HopConfig", "RedConfig", "FlowConfig", "UdpConfig",
-           "WebConfig", "SizeConfig", "RttConfig")
+           "WebConfig", "SizeConfig", "RttConfig", "CaptureConfig")
 
 
 def tables(schema: dict) -> str:
@@ -39,6 +39,8 @@ def _type(prop: dict) -> str:
                                    None)
     if ref:
         return ref.rsplit("/", 1)[1]
+    if "anyOf" in prop:  # an optional table: {"anyOf": [{"$ref": ...}, {"type": "null"}]}
+        return " or ".join(_type(p) for p in prop["anyOf"])
     kind = prop.get("type", "any")
     kinds = kind if isinstance(kind, list) else [kind]
     if "array" in kinds and "items" in prop:

@@ -180,7 +180,18 @@ def _write_files(result: Result, directory: Path, extra: dict | None) -> set[str
     tables = result.stored_tables()
     for name, table in tables.items():
         write_parquet(table, directory / f"{name}.parquet")
-    return {*docs, "engine.json", *(f"{name}.parquet" for name in tables)}
+    pcaps = _write_pcaps(result, directory)
+    return {*docs, "engine.json", *(f"{name}.parquet" for name in tables), *pcaps}
+
+
+def _write_pcaps(result: Result, directory: Path) -> list[str]:
+    """The run's packet capture as pcap files, if it has one."""
+    if getattr(result, "capture", None) is None:
+        return []
+    from .pcap import write_captures
+    from .scenario import engine_config
+
+    return write_captures(result.capture, engine_config(result.scenario)["flows"], directory)
 
 
 def _publish_files(staging: Path, out: Path, names: set[str]) -> None:

@@ -31,6 +31,9 @@ pub struct Config {
     /// following on in order of arrival.
     #[serde(default)]
     pub web: Vec<WebConfig>,
+    /// Packet capture (crate::capture); absent: none.
+    #[serde(default)]
+    pub capture: Option<crate::capture::CaptureConfig>,
 }
 
 /// A source of web-like transfers (docs/traffic.md): Poisson arrivals offering
@@ -484,6 +487,9 @@ impl Config {
         }
         for (i, u) in self.udp.iter().enumerate() {
             u.validate(i, delays)?;
+        }
+        if let Some(c) = &self.capture {
+            c.resolve(self)?;
         }
         Ok(())
     }

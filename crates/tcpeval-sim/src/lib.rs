@@ -6,6 +6,7 @@
 //! (columnar recording) and `sim` (the event loop tying them together).
 
 pub mod build;
+pub mod capture;
 pub mod cc;
 pub mod config;
 pub mod consts;

@@ -24,6 +24,7 @@ pub fn dumbbell(rate_bps: f64, rtt_ms: u64, buffer_bdp: f64, loss: f64, flows: u
         flows: (0..flows).map(|_| bulk_flow(rtt_ms)).collect(),
         udp: vec![],
         web: vec![],
+        capture: None,
     }
 }
 /// `dumbbell` plus `transfers` short transfers of `size` bytes, their starts

@@ -3,6 +3,7 @@
 //! knows both the scheduler and the network.
 
 use crate::build::{build, endpoint_pair, host_pair};
+use crate::capture::{Capture, CaptureTable};
 use crate::config::{endpoints, Config, FlowConfig, ValidConfig, WebConfig};
 use crate::event::Scheduler;
 use crate::net::topology::{NodeKind, Topology};
@@ -90,6 +91,9 @@ pub struct SimResult {
     /// Left out when there are none, so other runs' results read as before.
     #[serde(skip_serializing_if = "TransferTable::is_empty")]
     pub web: TransferTable,
+    /// The captured packets (config `capture`); left out when none was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureTable>,
 }
 
 pub struct Simulation {
@@ -124,6 +128,8 @@ pub struct Simulation {
     start_order: Vec<u32>,
     next_start: usize,
     web: WebState,
+    /// The packet tap (config `capture`); None costs one branch per packet.
+    capture: Option<Box<Capture>>,
 }
 
 /// The transfers of the `web` sources (crate::web). Flow slots past the
@@ -209,6 +215,7 @@ impl Simulation {
                 nic_owner[built.topo.nodes[built.flow_hosts[f].0 as usize].out as usize] = Some(f as u32);
             }
         }
+        let capture = new_capture(&cfg, &built.topo, &built.flow_hosts);
         let mut sim = Simulation {
             sched: Scheduler::new(),
             topo: built.topo,
@@ -234,6 +241,7 @@ impl Simulation {
             start_order: start_order(&cfg),
             next_start: 0,
             web: WebState::new(&cfg),
+            capture,
             cfg,
         };
         sim.schedule_next_start();
@@ -297,6 +305,9 @@ impl Simulation {
                 if let Some(t) = next {
                     self.sched.at(t, Ev::Arrive(l));
                 }
+                if let Some(cap) = self.capture.as_mut() {
+                    cap.arrived(l, &p, now);
+                }
                 self.deliver(to, p);
             }
             Ev::Rto(f) => self.on_rto_event(f as usize, now),
@@ -325,6 +336,9 @@ impl Simulation {
 
     fn send_on(&mut self, l: u32, p: Packet) {
         let now = self.sched.now();
+        if let Some(cap) = self.capture.as_mut() {
+            cap.offered(l, &p, now);
+        }
         let wake = self.topo.links[l as usize].offer(p, now);
         self.wake_link(l, wake);
     }
@@ -628,8 +642,19 @@ impl Simulation {
             links,
             sim: SimInfo { events: self.sched.processed(), packets, end_ns: end },
             web,
+            capture: self.capture.map(|c| c.into_table()),
         }
     }
+}
+
+/// The tap of the config's capture, if any: each flow's sender and receiver
+/// interfaces are its hosts' (uplink, downlink).
+fn new_capture(cfg: &ValidConfig, topo: &Topology, flow_hosts: &[(u32, u32)]) -> Option<Box<Capture>> {
+    let c = cfg.capture.as_ref()?;
+    let points = c.resolve(cfg).expect("validated");
+    let iface = |h: u32| (topo.nodes[h as usize].out, topo.nodes[h as usize].down);
+    let hosts: Vec<[(u32, u32); 2]> = flow_hosts.iter().map(|&(s, r)| [iface(s), iface(r)]).collect();
+    Some(Box::new(Capture::new(c, &points, &hosts, topo.links.len())))
 }
 
 /// A web source's stack (validated with the config).

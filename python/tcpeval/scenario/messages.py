@@ -142,6 +142,10 @@ def user_field(sc: Scenario, resolved: dict, path: str) -> str:
         return ".".join(p for p in (where, names.get(hop, hop), tail) if p)
     elif name == "network":
         field, key_base = "network", {"access_rate_bps": "access_rate"}.get(key_base, key_base)
+    elif name == "capture":
+        one_point = key_base == "points" and isinstance(sc.run.pcap.where, str)
+        key = {"points": "where"}.get(key_base, key_base)
+        return f"run.pcap.{key}" + ("" if one_point or not bracket else bracket + key_index)
     else:
         return _RUN_KEYS.get(path, path)
     key = key_base + (bracket + key_index if bracket else "")

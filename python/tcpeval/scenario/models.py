@@ -231,6 +231,17 @@ class Background(_Model):
     web: list[Web] = []
 
 
+class Pcap(_Model):
+    """`[run] pcap`: capture flows' packets into pcap files (docs/user-guide.md,
+    Packet capture); the engine checks flow ids and point names."""
+    flows: list[Annotated[int, Field(ge=0)]] | None = None  # None: the scenario's own flows
+    max_packets: int = Field(100_000, ge=1)
+    where: str | list[str] = "bottleneck"
+
+    def points(self) -> list[str]:
+        return [self.where] if isinstance(self.where, str) else list(self.where)
+
+
 class Run(_Model):
     duration: PositiveTime = "60s"
     interval: PositiveTime = "1s"
@@ -239,6 +250,7 @@ class Run(_Model):
     seed: int = Field(1, ge=0, lt=2**63)
     backend: str = "sim"
     stack: str = "linux-6.6"  # every flow's TCP stack unless the flow gives one
+    pcap: Pcap | None = None
 
     @field_validator("backend")
     @classmethod

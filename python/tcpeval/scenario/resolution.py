@@ -241,8 +241,18 @@ def resolve(sc: Scenario, *, seed: int | None = None, base_dir: Path | None = No
             "background": background,
         },
     }
+    if run.pcap is not None:
+        out["capture"] = _capture(run.pcap, logical)
     _check_in_engine(sc, out)
     return out
+
+
+def _capture(pcap, logical: list[dict]) -> dict:
+    """The engine's `capture`: by default every stream of the scenario's flows."""
+    flows = pcap.flows
+    if flows is None:
+        flows = [s for f in logical for s in f["streams"]]
+    return {"flows": flows, "max_packets": pcap.max_packets, "points": pcap.points()}
 
 
 def _check_in_engine(sc: Scenario, resolved: dict) -> None:

@@ -27,6 +27,7 @@ pub fn dumbbell(rate_bps: f64, rtt_ms: u64, buffer_bdp: f64, duration_s: u64, fl
         flows,
         udp: vec![],
         web: vec![],
+        capture: None,
     }
 }
 
