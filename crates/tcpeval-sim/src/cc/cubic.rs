@@ -212,9 +212,12 @@ impl Cubic {
             return;
         }
         // The curve is re-evaluated at most once per millisecond (Linux: per
-        // jiffy; 2.1 on every update).
+        // jiffy, from 4.0's "tcp: fix timing issue in CUBIC slope
+        // calculation"); before 4.0 (2.1, and 2.3 in 3.x) on every update, so
+        // cnt is divided by the ACK ratio once per evaluation, never twice.
         let v2_1 = self.version == CubicVersion::V2_1;
-        if self.epoch_start.is_none() || s.now / MS != self.last_time / MS || v2_1 {
+        let every_update = self.version != CubicVersion::Current;
+        if self.epoch_start.is_none() || s.now / MS != self.last_time / MS || every_update {
             self.last_cwnd = cwnd;
             self.last_time = s.now;
             let t = self.cubic_cnt(s, acked);
@@ -546,6 +549,26 @@ mod tests {
             let mut h = Harness::for_stack(stack, "cubic", 100);
             h.s.ssthresh = 10;
             h.ack_round_in_pairs();
+            assert_eq!(h.s.cwnd, want, "{}", stack.name());
+        }
+    }
+
+    /// Before 4.0 every update that passes the HZ/32 gate re-evaluates the
+    /// curve (no once-per-jiffy rule), so cnt is divided by the ACK ratio once.
+    /// 50 ACKs of 2 arriving at one instant from 100, before the first loss:
+    /// 3.16 has cnt 20 * 16 / 32 = 10 after every increase, +1 per 11 ACKs:
+    /// 104 (dividing the divided cnt again as cwnd moves within the
+    /// millisecond would give 10, 5, 2, 1: about 120). 2.6.22: cnt 50 / 2 =
+    /// 25, +1 per 26 ACKs: 101; today: once per millisecond, cnt 20 per
+    /// packet: 105.
+    #[test]
+    fn acks_within_one_millisecond_divide_cnt_once() {
+        for (stack, want) in [(Stack::Linux2622, 101), (Stack::Linux316, 104), (Stack::Linux66, 105)] {
+            let mut h = Harness::for_stack(stack, "cubic", 100);
+            h.s.ssthresh = 10;
+            for _ in 0..50 {
+                h.ack(2);
+            }
             assert_eq!(h.s.cwnd, want, "{}", stack.name());
         }
     }
