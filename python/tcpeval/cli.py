@@ -620,6 +620,35 @@ def _fmt_diff(diff, rel) -> str:
 
 
 @app.command()
+def report(
+    store: Annotated[Path, typer.Argument(help="a result store (a sweep's or a study's)")],
+    x: Annotated[str, typer.Option(help="the axis on x, e.g. network.rtt or flows.0.cc")],
+    y: Annotated[str, typer.Option(help="the summary value: throughput_mbps, mean_srtt_ms, "
+                                   "retransmits, jain_index, ...")] = "throughput_mbps",
+    hue: Annotated[str | None, typer.Option(help="one line (and colour) per value of this "
+                                            "axis, or cc, flow, run")] = None,
+    out_file: Annotated[Path | None, typer.Option(
+        "--out", help="the page (default: STORE/report.html)")] = None,
+) -> None:
+    """The sweep report: means with 95% confidence intervals over repetitions,
+    box plots, and the throughput-against-delay scatter of a result store, with
+    the numbers under each figure, as one HTML page."""
+    from .plot import PlotError
+    from .report import sweep_report
+
+    target = out_file or store / "report.html"
+    if target.suffix.lower() not in (".html", ".htm"):
+        _fail(f"--out: {target.name!r} must end in .html")
+    try:
+        page = sweep_report(store, target, x, y, hue)
+    except (PlotError, ScenarioError) as e:
+        _fail(str(e))
+    except OSError as e:
+        _fail(f"{e.filename}: {e.strerror}" if e.filename else f"missing or unreadable: {e}")
+    out().print(f"report: {page}", highlight=False)
+
+
+@app.command()
 def export(
     run_dir: Annotated[Path, typer.Argument(help="a run's result directory")],
     fmt: Annotated[str, typer.Option("--format", help="csv, json or flent")] = "csv",

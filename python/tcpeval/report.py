@@ -14,6 +14,7 @@ import base64
 import html
 import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from .plot import (
@@ -208,11 +209,51 @@ packets. Jain index {jain}.</p>
 {_summary_table(s)}
 {''.join(_figures(result))}
 {_scenario(result, source)}"""
+    return _write_page(path, title, body)
+
+
+# ----- the sweep report -------------------------------------------------------------------
+
+
+def sweep_report(store: str | Path, path: str | Path, x: str, y: str = "throughput_mbps",
+                 hue: str | None = None, title: str | None = None) -> Path:
+    """Write a self-contained HTML report of a result store (a sweep's or a
+    study's): the mean of `y` with its 95% confidence interval over the
+    repetitions at each value of axis `x`, one line per value of `hue`; box
+    plots of `y` per (x, hue); and Pantheon's throughput-against-delay scatter,
+    one point per run with each hue's mean and 1-sigma ellipse. Each figure has
+    its numbers in a table under it. Raises PlotError for a bad axis or metric."""
+    from .plot import SUMMARY, PlotError, flow_values
+    from .version import version
+
+    root = Path(store)
+    if not (root / "runs").is_dir():
+        raise PlotError(f"{root}: not a result store (no runs/)")
+    if y not in SUMMARY:
+        raise PlotError(f"--y: {y!r} is not a summary value; allowed: {', '.join(SUMMARY)}")
+    df = flow_values([root])
+    if df.empty:
+        raise PlotError(f"{root}: no finished run to report")
+    sections = [s.html() for s in sweep_sections(df, x, y, hue)]
+    runs = df["run_id"].nunique()
+    title = title or f"tcpeval sweep report: {root.name}"
+    hue_words = "" if hue is None else f", one line per {html.escape(hue)}"
+    body = f"""<h1>{html.escape(title)}</h1>
+<p class="version">tcpeval {html.escape(version())}</p>
+<p>Result store <code>{html.escape(str(root))}</code>: {runs} finished runs,
+{len(df)} flows. {html.escape(y)} against {html.escape(x)}{hue_words}.</p>
+{''.join(sections)}"""
+    return _write_page(path, title, body)
+
+
+def _write_page(path: str | Path, title: str, body: str) -> Path:
+    """Write an HTML page atomically (a temporary renamed into place)."""
     page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}
-table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}
-figure{{margin:1.5em 0}}img{{width:100%}}figcaption{{color:#444;font-size:90%}}
+table{{border-collapse:collapse;margin-bottom:2em}}
+td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}
+figure{{margin:1.5em 0 0.5em}}img{{width:100%}}figcaption{{color:#444;font-size:90%}}
 .version{{color:#666}}pre{{background:#f6f6f6;padding:1em;overflow:auto}}</style>
 </head><body>{body}</body></html>
 """
@@ -222,3 +263,145 @@ figure{{margin:1.5em 0}}img{{width:100%}}figcaption{{color:#444;font-size:90%}}
     tmp.write_text(page)
     tmp.replace(out)
     return out
+
+
+@dataclass
+class Section:
+    """A figure of the sweep report and the numbers drawn in it."""
+
+    fig: object
+    alt: str
+    caption: str
+    head: list[str]
+    rows: list[list]
+
+    def html(self) -> str:
+        return _img(self.fig, self.alt, self.caption) + _table(self.head, self.rows)
+
+
+def sweep_sections(df, x: str, y: str, hue: str | None) -> list[Section]:
+    """The report's figures over `flow_values` of a store: mean and CI, box
+    plots, throughput against delay."""
+    return [_mean_section(df, x, y, hue), _box_section(df, x, y, hue),
+            _scatter_section(df, hue or x)]
+
+
+def _table(head: list[str], rows: list[list]) -> str:
+    def cell(v) -> str:
+        if isinstance(v, float):
+            return "<td>-</td>" if v != v else f"<td>{v:.4g}</td>"
+        return f"<td>{html.escape(str(v))}</td>"
+
+    return (f"<table><tr>{''.join(f'<th>{html.escape(h)}</th>' for h in head)}</tr>"
+            + "".join("<tr>" + "".join(map(cell, r)) + "</tr>" for r in rows) + "</table>")
+
+
+def _hues(df, hue: str | None) -> list:
+    return [None] if hue is None else list(dict.fromkeys(df[hue].astype(str)))
+
+
+def _mean_section(df, x: str, y: str, hue: str | None) -> Section:
+    """plot's mean figure, and per (x, hue) the values it averages."""
+    from .metrics import aggregate
+    from .plot import _mean_figure, group_values
+
+    fig = _mean_figure(df, y, x, hue)
+    rows = []
+    for h in _hues(df, hue):
+        part = df if h is None else df[df[hue].astype(str) == h]
+        for v, values in group_values(part, y, x).items():
+            st = aggregate(values)
+            rows.append([v, *([] if h is None else [h]), st["n"], st["mean"],
+                         st["mean"] - st["ci"], st["mean"] + st["ci"]])
+    head = [x, *([] if hue is None else [hue]), "n", f"mean {y}", "95% CI low", "95% CI high"]
+    caption = (f"Mean of {y} at each {x} with its 95% Student-t confidence interval over "
+               "the repetitions' values (one per flow, or one per run for a run's value).")
+    return Section(fig, f"mean {y}", caption, head, rows)
+
+
+def _box_section(df, x: str, y: str, hue: str | None) -> Section:
+    """plot's box plot, one box per (x, hue) pair, with its five numbers."""
+    import numpy as np
+
+    from .plot import _summary_figure, group_values
+
+    if hue is not None and hue != x:
+        xv, hv = df[x].astype(str), df[hue].astype(str)
+        # Boxes grouped by x, hues in the store's order within each.
+        rank = {h: i for i, h in enumerate(dict.fromkeys(hv))}
+        order = xv.map({v: i for i, v in enumerate(dict.fromkeys(xv))}) * len(rank) + hv.map(rank)
+        df = df.assign(**{BOX_GROUP: xv + " / " + hv}).iloc[order.argsort(kind="stable")]
+        by = BOX_GROUP
+    else:
+        by = x
+    fig = _summary_figure(df, "box", y, by)
+    ax = fig.axes[0]
+    ax.set_xlabel(x if by == x else f"{x} / {hue}")
+    if len(ax.get_xticklabels()) > 8:
+        ax.tick_params(axis="x", labelrotation=45)
+    rows = []
+    for g, v in group_values(df, y, by).items():
+        q = np.percentile(v, [0, 25, 50, 75, 100]) if len(v) else [float("nan")] * 5
+        rows.append([g, len(v), *map(float, q)])
+    caption = (f"{y} per {ax.get_xlabel()}: box from the first to the third quartile, line at "
+               "the median, whiskers to the furthest value within 1.5 IQR.")
+    return Section(fig, f"box {y}", caption,
+                   [ax.get_xlabel(), "n", "min", "q1", "median", "q3", "max"], rows)
+
+
+# A box plot's grouping column when it combines two axes (the dot makes it one
+# of the groupings plot accepts: a store's axes are dotted keys).
+BOX_GROUP = "x.hue"
+
+
+def _scatter_section(df, group: str) -> Section:
+    """Pantheon's throughput-against-delay plot (Yan et al., USENIX ATC 2018,
+    figure 3): one point per run (its flows' total throughput against their mean
+    smoothed RTT), per group the mean and the 1-sigma ellipse of its runs."""
+    runs = _per_run(df, group)
+    fig, ax = figure()
+    rows = []
+    for n, (g, part) in enumerate(runs.groupby(group, sort=False)):
+        color = f"C{n % 10}"
+        dx, dy = part["delay_ms"].to_numpy(float), part["throughput_mbps"].to_numpy(float)
+        ax.scatter(dx, dy, s=18, alpha=0.6, color=color)
+        ax.scatter([dx.mean()], [dy.mean()], s=90, marker="D", color=color, label=g,
+                   edgecolor="black", zorder=3)
+        if len(dx) > 2:
+            _ellipse(ax, dx, dy, color)
+        sd = (float(dx.std(ddof=1)), float(dy.std(ddof=1))) if len(dx) > 1 else (
+            float("nan"),) * 2
+        rows.append([g, len(dx), float(dx.mean()), sd[0], float(dy.mean()), sd[1]])
+    ax.invert_xaxis()  # lower delay (better) to the right, as plot's scatter
+    ax.set_xlabel("mean smoothed RTT (ms, reversed: better to the right)")
+    ax.set_ylabel("throughput (Mbit/s, all flows of the run)")
+    legend(ax)
+    caption = (f"One small point per run; per {group}: the mean (diamond) and the 1-sigma "
+               "ellipse of its runs (the covariance's eigenvectors, axes one standard "
+               "deviation long).")
+    head = [group, "runs", "mean delay (ms)", "sd delay", "mean throughput (Mbit/s)",
+            "sd throughput"]
+    return Section(fig, "throughput against delay", caption, head, rows)
+
+
+def _per_run(df, group: str):
+    """One row per run: its flows' total throughput and mean smoothed RTT."""
+    df = df.assign(**{group: df[group].astype(str)})
+    per = df.groupby("run_id", sort=False).agg(
+        throughput_mbps=("throughput_mbps", "sum"), delay_ms=("mean_srtt_ms", "mean"),
+        **{group: (group, "first")})
+    return per.reset_index()
+
+
+def _ellipse(ax, x, y, color) -> None:
+    """The 1-sigma ellipse of (x, y): centred on the mean, axes along the
+    covariance matrix's eigenvectors, half-lengths the square roots of its
+    eigenvalues."""
+    import numpy as np
+    from matplotlib.patches import Ellipse
+
+    vals, vecs = np.linalg.eigh(np.cov(x, y))
+    angle = float(np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1])))
+    w, h = 2 * np.sqrt(np.maximum(vals[::-1], 0))
+    ax.add_patch(Ellipse((x.mean(), y.mean()), w, h, angle=angle, fill=False, color=color,
+                         lw=1.5, gid="ellipse"))
