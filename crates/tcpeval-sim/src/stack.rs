@@ -301,6 +301,22 @@ mod tests {
         }
     }
 
+    /// Rate-halving's floor at 2.6.22 (`tcp_cwnd_min`): `.min_cwnd =
+    /// tcp_reno_min_cwnd` (ssthresh / 2) in tcp_cong.c's Reno and in
+    /// tcp_highspeed.c, tcp_illinois.c, tcp_lp.c, tcp_scalable.c, tcp_vegas.c,
+    /// tcp_yeah.c (and ns-2.35's tcp_compound.c); none in tcp_bic.c,
+    /// tcp_cubic.c, tcp_htcp.c (ssthresh). Westwood's bw_rttmin is not modelled.
+    #[test]
+    fn the_2622_modules_with_reno_s_min_cwnd_halve_below_ssthresh() {
+        let mut s = cc::CcState::new(100, 1448);
+        s.ssthresh = 80;
+        for alg in Stack::Linux2622.algorithms() {
+            let (mut cc, _) = Stack::Linux2622.build(alg, &Map::new()).unwrap();
+            let half = ["reno", "highspeed", "illinois", "lp", "scalable", "vegas", "yeah", "compound"].contains(&alg);
+            assert_eq!(cc::CongestionOps::min_cwnd(&mut cc, &s), if half { 40 } else { 80 }, "{alg}");
+        }
+    }
+
     #[test]
     fn the_flow_s_params_override_the_era_s() {
         let mut p = Map::new();

@@ -123,6 +123,12 @@ impl Compound {
 }
 
 impl CongestionOps for Compound {
+    /// `.min_cwnd = tcp_reno_min_cwnd` in the 2.6 Compound module (ns-2.35's
+    /// tcp/linux/src/tcp_compound.c): rate-halving may go down to half of ssthresh.
+    fn min_cwnd(&mut self, s: &CcState) -> u32 {
+        super::reno_min_cwnd(s)
+    }
+
     fn init(&mut self, s: &mut CcState) {
         self.lwnd = s.cwnd as f64;
         self.dwnd = 0.0;

@@ -64,6 +64,12 @@ impl HighSpeed {
 }
 
 impl CongestionOps for HighSpeed {
+    /// At 2.6.22 `.min_cwnd = tcp_reno_min_cwnd` (net/ipv4/tcp_highspeed.c at 2.6.22):
+    /// rate-halving may go down to half of ssthresh.
+    fn min_cwnd(&mut self, s: &CcState) -> u32 {
+        super::reno_min_cwnd(s)
+    }
+
     fn ssthresh(&mut self, s: &CcState) -> u32 {
         (s.cwnd - ((s.cwnd as u64 * self.b256() as u64) >> 8) as u32).max(2)
     }

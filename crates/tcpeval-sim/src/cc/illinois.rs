@@ -235,6 +235,12 @@ impl Illinois {
 }
 
 impl CongestionOps for Illinois {
+    /// At 2.6.22 `.min_cwnd = tcp_reno_min_cwnd` (net/ipv4/tcp_illinois.c at 2.6.22):
+    /// rate-halving may go down to half of ssthresh.
+    fn min_cwnd(&mut self, s: &CcState) -> u32 {
+        super::reno_min_cwnd(s)
+    }
+
     fn init(&mut self, s: &mut CcState) {
         self.rtt_reset(s);
     }

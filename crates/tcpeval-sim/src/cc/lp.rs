@@ -310,6 +310,11 @@ impl<B: LpBase> CongestionOps for LowPriorityCc<B> {
         self.base.ssthresh(s)
     }
 
+    /// The base's floor (2.6.22 tcp_lp.c: `.min_cwnd = tcp_reno_min_cwnd`).
+    fn min_cwnd(&mut self, s: &CcState) -> u32 {
+        self.base.min_cwnd(s)
+    }
+
     fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
         if !self.lp.may_grow() {
             return;

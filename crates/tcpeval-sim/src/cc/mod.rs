@@ -265,6 +265,20 @@ pub trait CongestionOps {
     fn owns_window(&self) -> bool {
         false
     }
+    /// The floor of Linux 2.6's rate-halving (`tcp_cwnd_min` in
+    /// net/ipv4/tcp_input.c at 2.6.22: the module's `min_cwnd` if it has one,
+    /// else ssthresh), asked once ssthresh is set; only the rate-halving stacks
+    /// use it (tcp::recovery).
+    fn min_cwnd(&mut self, s: &CcState) -> u32 {
+        s.ssthresh
+    }
+}
+
+/// Linux 2.6 `tcp_reno_min_cwnd` (net/ipv4/tcp_cong.c at 2.6.22): half of
+/// ssthresh, the `min_cwnd` of Reno and of the modules that took Reno's
+/// (HighSpeed, Scalable, Vegas, Illinois, YeAH, LP at 2.6.22).
+pub fn reno_min_cwnd(s: &CcState) -> u32 {
+    s.ssthresh / 2
 }
 
 /// Linux `tcp_slow_start`: grow by one packet per packet acked, stopping at
@@ -510,6 +524,9 @@ impl CongestionOps for Cc {
     /// The algorithms whose `cong_control` owns the window.
     fn owns_window(&self) -> bool {
         matches!(self, Cc::Bbr(_))
+    }
+    fn min_cwnd(&mut self, s: &CcState) -> u32 {
+        self.ops().min_cwnd(s)
     }
 }
 

@@ -22,6 +22,12 @@ pub const MIN_SSTHRESH: u32 = 2;
 pub struct Reno;
 
 impl CongestionOps for Reno {
+    /// At 2.6.22 `.min_cwnd = tcp_reno_min_cwnd` (net/ipv4/tcp_cong.c `tcp_reno` at 2.6.22):
+    /// rate-halving may go down to half of ssthresh.
+    fn min_cwnd(&mut self, s: &CcState) -> u32 {
+        super::reno_min_cwnd(s)
+    }
+
     fn ssthresh(&mut self, s: &CcState) -> u32 {
         (s.cwnd / 2).max(MIN_SSTHRESH)
     }

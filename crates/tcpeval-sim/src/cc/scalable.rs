@@ -64,6 +64,12 @@ impl Scalable {
 }
 
 impl CongestionOps for Scalable {
+    /// At 2.6.22 `.min_cwnd = tcp_reno_min_cwnd` (net/ipv4/tcp_scalable.c at 2.6.22):
+    /// rate-halving may go down to half of ssthresh.
+    fn min_cwnd(&mut self, s: &CcState) -> u32 {
+        super::reno_min_cwnd(s)
+    }
+
     fn ssthresh(&mut self, s: &CcState) -> u32 {
         (s.cwnd - (s.cwnd >> self.md_scale)).max(2)
     }

@@ -217,6 +217,12 @@ impl Vegas {
 }
 
 impl CongestionOps for Vegas {
+    /// At 2.6.22 `.min_cwnd = tcp_reno_min_cwnd` (net/ipv4/tcp_vegas.c at 2.6.22):
+    /// rate-halving may go down to half of ssthresh.
+    fn min_cwnd(&mut self, s: &CcState) -> u32 {
+        super::reno_min_cwnd(s)
+    }
+
     fn init(&mut self, s: &mut CcState) {
         self.rtts = RttRound::default();
         self.enable(s);

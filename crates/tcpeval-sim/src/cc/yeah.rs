@@ -158,6 +158,12 @@ impl Yeah {
 }
 
 impl CongestionOps for Yeah {
+    /// At 2.6.22 `.min_cwnd = tcp_reno_min_cwnd` (net/ipv4/tcp_yeah.c at 2.6.22):
+    /// rate-halving may go down to half of ssthresh.
+    fn min_cwnd(&mut self, s: &CcState) -> u32 {
+        super::reno_min_cwnd(s)
+    }
+
     fn init(&mut self, s: &mut CcState) {
         self.beg_snd_nxt = s.snd_nxt;
         // Linux keeps the decrease arithmetic within 32 bits.

@@ -69,15 +69,17 @@ pub enum Reduction {
 /// Linux `tcp_cwnd_down` (net/ipv4/tcp_input.c, read at 2.6.22), the window
 /// after an ACK during a reduction: on an ACK that delivered something, one
 /// packet off cwnd every second such ACK (the parity kept in snd_cwnd_cnt,
-/// `cnt`) while cwnd is above ssthresh, and never more than in_flight + 1.
-pub fn rate_halving(cwnd: u32, cnt: &mut u32, ssthresh: u32, in_flight: u64, progress: bool) -> u32 {
+/// `cnt`) while cwnd is above `floor`, and never more than in_flight + 1. The
+/// floor is `tcp_cwnd_min`: the module's `min_cwnd` (half of ssthresh for Reno,
+/// Scalable, HighSpeed...), else ssthresh (CongestionOps::min_cwnd).
+pub fn rate_halving(cwnd: u32, cnt: &mut u32, floor: u32, in_flight: u64, progress: bool) -> u32 {
     if !progress {
         return cwnd;
     }
     let decr = *cnt + 1;
     *cnt = decr & 1;
     let mut cwnd = cwnd;
-    if decr >> 1 > 0 && cwnd > ssthresh {
+    if decr >> 1 > 0 && cwnd > floor {
         cwnd -= decr >> 1;
     }
     cwnd.min(u32::try_from(in_flight + 1).unwrap_or(u32::MAX))
@@ -89,11 +91,13 @@ pub struct Recovery {
     high_seq: u64,
     prr: Prr,
     reduction: Reduction,
+    /// Rate-halving's floor for the current reduction (`tcp_cwnd_min`).
+    floor: u32,
 }
 
 impl Recovery {
     pub fn new(sack: bool) -> Self {
-        Recovery { sack, high_seq: 0, prr: Prr::default(), reduction: Reduction::Prr }
+        Recovery { sack, high_seq: 0, prr: Prr::default(), reduction: Reduction::Prr, floor: 0 }
     }
 
     /// The reduction rule of the flow's stack.
@@ -153,6 +157,7 @@ impl Recovery {
         self.high_seq = board.snd_nxt;
         self.prr = Prr::start(s.cwnd);
         hooks::init_cwnd_reduction(cc, s);
+        self.floor = cc.min_cwnd(s);
     }
 
     fn enter_recovery<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
@@ -204,7 +209,7 @@ impl Recovery {
                     s.cwnd = cwnd;
                 }
             }
-            Reduction::RateHalving => s.cwnd = rate_halving(s.cwnd, &mut s.cwnd_cnt, s.ssthresh, in_flight, delivered > 0),
+            Reduction::RateHalving => s.cwnd = rate_halving(s.cwnd, &mut s.cwnd_cnt, self.floor, in_flight, delivered > 0),
             Reduction::Halve => s.cwnd = s.ssthresh,
         }
     }
@@ -259,6 +264,36 @@ mod tests {
         assert_eq!(seen, [20, 19, 19, 18, 18, 17, 17]);
         assert_eq!((rate_halving(17, &mut cnt, 10, 5, false), cnt), (17, 1), "no progress, no change");
         assert_eq!(rate_halving(17, &mut cnt, 10, 5, true), 6);
+    }
+
+    /// Linux 2.6.22's `tcp_cwnd_down` goes down to `tcp_cwnd_min`: Scalable's
+    /// `min_cwnd` is tcp_reno_min_cwnd, half of ssthresh; BIC has none, so
+    /// ssthresh. From cwnd 16, one packet off every second delivering ACK: 20
+    /// ACKs would take 10. Scalable (ssthresh 16 - 16/8 = 14, floor 7) stops at
+    /// 7 and leaves recovery there (min(cwnd, ssthresh)); BIC (ssthresh
+    /// 16 x 819/1024 = 12) stops at 12.
+    #[test]
+    fn rate_halving_goes_down_to_the_module_s_min_cwnd() {
+        fn halve<C: CongestionOps>(mut cc: C) -> (u32, u32, u32) {
+            let mut board = Scoreboard::new(false, 16);
+            for _ in 0..16 {
+                board.push_new();
+            }
+            let (mut r, mut s) = (Recovery::new(false), CcState::new(16, 1448));
+            r.set_reduction(Reduction::RateHalving);
+            for _ in 0..3 {
+                board.count_dupacks(0, 0);
+                r.on_ack(0, &mut board, &mut cc, &mut s);
+            }
+            for _ in 0..20 {
+                r.prr(&mut s, 100, false, 1, 0);
+            }
+            let during = s.cwnd;
+            r.end_reduction(&mut cc, &mut s);
+            (s.ssthresh, during, s.cwnd)
+        }
+        assert_eq!(halve(crate::cc::Scalable::default()), (14, 7, 7));
+        assert_eq!(halve(crate::cc::Bic::default()), (12, 12, 12));
     }
 
     /// Leaving recovery, PRR sets cwnd = ssthresh; after rate-halving Linux 2.6
