@@ -43,3 +43,46 @@ def test_highspeed_response_at_rfc_points():
     # RFC 3649 section 5: W = 38 at p = 1e-3 and 83000 at p = 1e-7 (to 2 digits)
     assert v.highspeed_window(1e-3, 0.1) == pytest.approx(38, rel=0.02)
     assert v.highspeed_window(1e-7, 0.1) == pytest.approx(83000, rel=0.02)
+
+
+def test_per_ack_reno_follows_mathis_with_b_2_not_1():
+    """Issue 28: on linux-2.6.22 (growth per ACK) with delayed ACKs Reno's mean
+    window is sqrt(3/(4p)), about 1/sqrt(2) of Mathis's b = 1: a stack that
+    counted packets would sit near b = 1's sqrt(3/(2p)) and fail this."""
+    case = next(c for c in v.cases(["reno"], reduced=True) if c.stack == "linux-2.6.22")
+    row = v.measure(case)
+    assert case.predicted == pytest.approx(math.sqrt(0.75 / case.p))
+    assert 0.8 <= row["ratio"] <= 1.2, row
+    assert row["mean_cwnd"] / v.reno_window(case.p, case.rtt_s) < 0.85, row
+
+
+def test_halved_increase_is_the_response_at_twice_the_loss_rate():
+    """W_b(p) = W_1(2p): Reno's b = 2 is Mathis's sqrt(3/(4p)); HighSpeed's is RFC
+    3649's 0.12/(2p)^0.835; Scalable with 51 ACKs of 2 packets per step has
+    a = 1/102: 0.0098/(p ln(8/7))."""
+    reno, _ = v.STACK_RESPONSE[("reno", "linux-2.4")]
+    assert reno(1e-4, 0.1) == pytest.approx(math.sqrt(7500))
+    hs, _ = v.STACK_RESPONSE[("highspeed", "ns2")]
+    assert hs(1e-4, 0.1) == pytest.approx(0.12 / 2e-4**0.835)
+    sc, _ = v.STACK_RESPONSE[("scalable", "linux-2.6.22")]
+    assert sc(1e-4, 0.1) == pytest.approx(1 / 102 / (1e-4 * math.log(8 / 7)))
+    kelly, _ = v.STACK_RESPONSE[("scalable", "linux-2.4")]
+    assert kelly(1e-4, 0.1) == pytest.approx(sc(1e-4, 0.1) * 51 / 101)
+
+
+def test_cubic_2_1_response_uses_beta_0_8():
+    """RFC 9438's cubic region with beta 0.8: (0.4 * 3.8 / 0.8)^0.25 = 1.9^0.25 =
+    1.174 (RTT/p)^0.75, against 1.054 with 0.7; the Reno-friendly region counts
+    delayed ACKs (b = 2) on both."""
+    old, _ = v.STACK_RESPONSE[("cubic", "linux-2.6.22")]
+    new, _ = v.STACK_RESPONSE[("cubic", "linux-3.16")]
+    assert old(1e-5, 0.1) == pytest.approx(1.9**0.25 * 1e4**0.75, rel=1e-3)  # 819/1024 ~ 0.8
+    assert new(1e-5, 0.1) == pytest.approx(v.cubic_window(1e-5, 0.1))
+    assert old(1e-4, 0.005) == pytest.approx(math.sqrt(7500))
+
+
+def test_each_stack_row_is_an_algorithm_the_stack_offers():
+    from tcpeval import _sim
+
+    for cc, stack in v.STACK_RESPONSE:
+        _sim.stack_offers(stack, cc)
