@@ -10,6 +10,7 @@ use crate::tcp::{Receiver, ReceiverConfig, Sender, SenderConfig};
 use crate::time::{Time, SEC};
 use crate::traffic::UdpSource;
 
+use crate::tcp::rack::LossDetection;
 /// Packet size used to convert byte buffers to RED's packet thresholds.
 const RED_PKT_BYTES: f64 = crate::consts::MTU_BYTES as f64;
 /// Floyd, "RED: Discussions of Setting Parameters" (1997): max_p = 0.1.
@@ -106,7 +107,10 @@ pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r
         },
         cc,
     );
-    let profile = Stack::from_name(&f.stack).expect("validated").profile();
+    let mut profile = Stack::from_name(&f.stack).expect("validated").profile();
+    if let Some(rule) = &f.loss_detection {
+        profile.loss_detection = LossDetection::from_name(rule).expect("validated");
+    }
     let sender = sender.with_stack(&profile).with_ecn(ecn);
     let receiver = Receiver::new(ReceiverConfig {
         flow: i as u32,

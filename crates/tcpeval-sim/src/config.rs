@@ -5,6 +5,7 @@
 use crate::cc::Cc;
 use crate::consts;
 use crate::stack::Stack;
+use crate::tcp::rack::LossDetection;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -295,6 +296,10 @@ pub struct FlowConfig {
     #[serde(default = "default_delack")]
     pub delack_timeout_ns: u64,
     /// Initial window in segments: Linux TCP_INIT_CWND (RFC 6928).
+fn loss_detection_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    one_of(&crate::tcp::rack::LOSS_DETECTION_NAMES, None)
+}
+
     #[serde(default = "default_iw")]
     pub initial_cwnd: u32,
     /// "forward" (data over the forward bottleneck) or "reverse".
@@ -393,6 +398,12 @@ impl From<ConfigError> for String {
 }
 
 fn err(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    /// How the sender detects losses: "dupthresh" (RFC 6675), "dupthresh-tlp"
+    /// (with the tail loss probe) or "rack" (RACK-TLP, RFC 8985); absent: the
+    /// stack's (docs/stacks.md). Without SACK, NewReno's DupThresh.
+    #[serde(default)]
+    #[schemars(schema_with = "loss_detection_schema")]
+    pub loss_detection: Option<String>,
     ConfigError { path: path.into(), message: message.into() }
 }
 
@@ -789,6 +800,9 @@ mod tests {
         let cubic = by_cc.iter().find(|c| c["if"]["properties"]["cc"]["enum"][0] == "cubic").unwrap();
         assert_eq!(cubic["then"]["properties"]["params"]["properties"]["beta"]["maximum"], 0.95);
     }
+        if let Some(rule) = &self.loss_detection {
+            LossDetection::from_name(rule).map_err(|m| err(format!("flows[{i}].loss_detection"), m))?;
+        }
 
     #[test]
     fn validation_errors_carry_the_path_apart_from_the_message() {

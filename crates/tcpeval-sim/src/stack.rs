@@ -9,6 +9,7 @@
 //! (`Sender::with_stack`, `Receiver::with_stack`).
 
 use crate::cc::{self, Cc, CcError, Growth};
+use crate::tcp::rack::LossDetection;
 use crate::tcp::recovery::Reduction;
 use crate::time::{Time, MS, SEC};
 use serde_json::{Map, Value};
@@ -75,6 +76,9 @@ pub struct Profile {
     /// these (binding `stack_defaults`) for a flow that sets neither.
     pub initial_window: InitialWindow,
     pub delack_timeout: Option<Time>,
+    /// How the sender detects losses (tcp::rack::LossDetection; a flow's
+    /// `loss_detection` overrides it).
+    pub loss_detection: LossDetection,
 }
 
 /// Linux TCP_MAX_QUICKACKS (include/net/tcp.h, 2.6.22 and today).
@@ -155,6 +159,7 @@ impl Stack {
             initial_window: InitialWindow::Rfc3390,
             quickacks: LINUX_QUICKACKS,
             delack_timeout: None,
+            loss_detection: LossDetection::DupThresh,
         };
         let linux_new = |growth| Profile {
             growth,
@@ -163,6 +168,7 @@ impl Stack {
             initial_window: InitialWindow::Fixed(10),
             quickacks: LINUX_QUICKACKS,
             delack_timeout: None,
+            loss_detection: LossDetection::DupThresh,
         };
         match self {
             Stack::Linux24 => Profile { initial_window: InitialWindow::Rfc2414, ..linux_old(Growth::PerAck) },
@@ -176,6 +182,7 @@ impl Stack {
                 initial_window: InitialWindow::Fixed(2),
                 quickacks: 0,
                 delack_timeout: Some(100 * MS),
+                loss_detection: LossDetection::DupThresh,
             },
         }
     }

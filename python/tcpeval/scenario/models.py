@@ -137,6 +137,8 @@ class RttDist(_Model):
     # A lognormal sigma above 3 spreads RTTs over 10^15 (past any time bound).
     sigma: float = Field(0.8, gt=0, le=3)
     file: str | None = None
+    # "dupthresh", "dupthresh-tlp" or "rack" (the engine checks); None: the stack's.
+    loss_detection: str | None = None
 
     @field_validator("kind")
     @classmethod

@@ -7,6 +7,7 @@ pub mod hooks;
 pub mod rate;
 pub mod receiver;
 pub mod recovery;
+pub mod rack;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;

@@ -192,6 +192,38 @@ impl Recovery {
         hooks::enter_loss(cc, s);
     }
 
+    /// An RTO when RACK has marked the losses (tcp::rack,
+    /// `tcp_timeout_mark_lost`): Loss as `on_rto`, then Linux 6.6
+    /// `tcp_enter_loss` sets cwnd = in_flight + 1, which counts the segments
+    /// RACK left in flight (1 when all are lost, as before).
+    pub fn on_rto_marked<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
+        self.high_seq = board.snd_nxt;
+        hooks::enter_loss(cc, s);
+        s.cwnd = u32::try_from(board.in_flight() + 1).unwrap_or(u32::MAX);
+    }
+
+    /// A tail loss probe repaired a loss (Linux `tcp_process_tlp_ack`): one
+    /// reduction, entered and ended at once (cwnd = ssthresh), then Open or
+    /// Disorder (`tcp_try_keep_open`).
+    pub fn reduce_once<C: CongestionOps>(&mut self, board: &Scoreboard, cc: &mut C, s: &mut CcState) {
+        self.init_cwnd_reduction(board, cc, s);
+        hooks::set_state(cc, s, CaState::Cwr);
+        self.end_reduction(cc, s);
+        let state = if board.sacked_out + board.lost_out > 0 { CaState::Disorder } else { CaState::Open };
+        hooks::set_state(cc, s, state);
+    }
+
+    /// RACK's reordering timer marked losses (`tcp_rack_reo_timeout`):
+    /// recovery starts unless it is under way (or the flow is in Loss, which
+    /// retransmits the lost anyway). Returns whether it started.
+    pub fn enter_on_timer<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) -> bool {
+        if !matches!(s.ca_state, CaState::Open | CaState::Disorder | CaState::Cwr) {
+            return false;
+        }
+        self.enter_recovery(board, cc, s);
+        true
+    }
+
     /// A segment went out (PRR counts those sent during a reduction, prr_out:
     /// Linux `tcp_write_xmit` and `tcp_xmit_retransmit_queue` count them while
     /// `tcp_in_cwnd_reduction`, CWR included).
@@ -309,7 +341,7 @@ mod tests {
             }
             r.prr(&mut s, 2, true, 1, 0); // two in flight, one packet delivered
             assert_eq!(s.cwnd, during, "{reduction:?}");
-            board.ack_cumulative(10, &mut |_, _| {});
+            board.ack_cumulative(10, &mut |_, _, _| {});
             board.count_dupacks(10, 10);
             r.on_ack(10, &mut board, &mut cc, &mut s);
             assert_eq!((s.ca_state, s.cwnd), (CaState::Open, after), "{reduction:?}");
@@ -333,12 +365,12 @@ mod tests {
         }
         assert_eq!((s.ca_state, s.ssthresh, board.next_lost()), (CaState::Recovery, 5, Some(0)));
         // A partial ACK (RFC 6582 step 5): the next hole is presumed lost.
-        board.ack_cumulative(4, &mut |_, _| {});
+        board.ack_cumulative(4, &mut |_, _, _| {});
         board.count_dupacks(4, 4);
         r.on_ack(4, &mut board, &mut cc, &mut s);
         assert_eq!((s.ca_state, board.next_lost()), (CaState::Recovery, Some(4)));
         // Everything sent before recovery acknowledged: cwnd = ssthresh, Open.
-        board.ack_cumulative(10, &mut |_, _| {});
+        board.ack_cumulative(10, &mut |_, _, _| {});
         r.on_ack(6, &mut board, &mut cc, &mut s);
         assert_eq!((s.ca_state, s.cwnd), (CaState::Open, 5));
     }

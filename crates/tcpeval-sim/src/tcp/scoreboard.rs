@@ -67,6 +67,8 @@ impl Scoreboard {
         Scoreboard {
             sack,
             snd_una: 0,
+    /// RACK finds lost retransmissions by time (tcp::rack): no order kept.
+    rack: bool,
             snd_nxt: 0,
             segs: VecDeque::with_capacity(capacity as usize),
             sacked_out: 0,
@@ -84,9 +86,16 @@ impl Scoreboard {
     }
 
     /// Linux `tcp_packets_in_flight`: packets_out - sacked_out - lost_out + retrans_out.
+            rack: false,
     pub fn in_flight(&self) -> u64 {
         (self.packets_out() + self.retrans_out as u64).saturating_sub(self.sacked_out as u64 + self.lost_out as u64)
     }
+    /// Losses are detected by RACK (tcp::rack), not by `mark_lost_sack` and
+    /// `mark_lost_retrans`.
+    pub fn use_rack(&mut self) {
+        self.rack = true;
+    }
+
 
     pub(super) fn seg(&mut self, seq: u64) -> &mut Seg {
         &mut self.segs[(seq - self.snd_una) as usize]
@@ -106,12 +115,56 @@ impl Scoreboard {
         seg.flags |= RETRANS | EVER_RETRANS;
         seg.retrans_hi = hi;
         self.retrans_out += 1;
-        self.retrans_fifo.push_back(seq);
+        if !self.rack {
+            self.retrans_fifo.push_back(seq);
+        }
+    }
+
+    /// A tail loss probe resends `seq` now without counting it as a
+    /// retransmission in flight (Linux `tcp_send_loss_probe` calls
+    /// `__tcp_retransmit_skb`, which leaves retrans_out alone): only Karn's
+    /// rule applies to its ACK.
+    pub fn note_probe(&mut self, seq: u64) {
+        self.seg(seq).flags |= EVER_RETRANS;
+    }
+
+    /// Linux `tcp_mark_skb_lost`: a segment in flight is lost; a lost
+    /// retransmission is lost again (no longer in flight). SACKed ones stay.
+    pub fn mark_lost(&mut self, seq: u64) {
+        let seg = self.seg(seq);
+        if seg.flags & SACKED != 0 {
+            return;
+        }
+        let was = seg.flags;
+        seg.flags = (was | LOST) & !RETRANS;
+        if was & LOST == 0 {
+            self.lost_out += 1;
+        }
+        if was & RETRANS != 0 {
+            self.retrans_out -= 1;
+        }
+        self.retx_hint = self.retx_hint.min(seq);
+    }
+
+    /// Whether `seq` (in flight or SACKed, at or above snd_una) is SACKed.
+    pub fn is_sacked(&self, seq: u64) -> bool {
+        self.segs[(seq - self.snd_una) as usize].flags & SACKED != 0
+    }
+
+    /// The last send time of the first unacknowledged segment (Linux
+    /// `tcp_rto_delta_us` counts the RTO from it).
+    pub fn head_tx_time(&self) -> Option<Time> {
+        self.segs.front().map(|s| s.tx_time)
+    }
+
+    /// The highest SACKed sequence (Linux `tcp_highest_sack_seq`), or 0.
+    pub fn highest_sacked(&self) -> u64 {
+        self.sacked.back().map_or(0, |r| r.1)
     }
 
     /// Drop cumulatively acknowledged segments; `delivered(seg, sacked)` sees each
     /// one not SACKed before. Returns how many those were (newly delivered).
-    pub fn ack_cumulative(&mut self, ack: u64, delivered: &mut impl FnMut(&Seg, bool)) -> u32 {
+    pub fn ack_cumulative(&mut self, ack: u64, delivered: &mut impl FnMut(u64, &Seg, bool)) -> u32 {
         let mut newly = 0;
         while self.snd_una < ack {
             let seg = self.segs.pop_front().expect("scoreboard shorter than window");
@@ -121,7 +174,7 @@ impl Scoreboard {
                 }
             } else {
                 newly += 1;
-                delivered(&seg, false);
+                delivered(self.snd_una, &seg, false);
             }
             if seg.flags & LOST != 0 {
                 self.lost_out -= 1;
@@ -165,7 +218,7 @@ impl Scoreboard {
 
     /// Merge the ACK's SACK blocks into the scoreboard; `delivered` sees each
     /// newly SACKed segment. Returns how many those were.
-    pub fn apply_sack(&mut self, blocks: &[SegRange], delivered: &mut impl FnMut(&Seg, bool)) -> u32 {
+    pub fn apply_sack(&mut self, blocks: &[SegRange], delivered: &mut impl FnMut(u64, &Seg, bool)) -> u32 {
         let mut newly = 0;
         for &(start, end) in blocks {
             let (start, end) = (start.max(self.snd_una), end.min(self.snd_nxt));
@@ -176,7 +229,7 @@ impl Scoreboard {
         newly
     }
 
-    fn merge_sack_range(&mut self, start: u64, end: u64, delivered: &mut impl FnMut(&Seg, bool)) -> u32 {
+    fn merge_sack_range(&mut self, start: u64, end: u64, delivered: &mut impl FnMut(u64, &Seg, bool)) -> u32 {
         // Ranges touching [start, end) (overlapping or adjacent) are merged into one.
         let first = self.sacked.partition_point(|r| r.1 < start);
         let last = self.sacked.partition_point(|r| r.0 <= end);
@@ -202,10 +255,10 @@ impl Scoreboard {
         newly
     }
 
-    fn mark_sacked(&mut self, start: u64, end: u64, delivered: &mut impl FnMut(&Seg, bool)) -> u32 {
+    fn mark_sacked(&mut self, start: u64, end: u64, delivered: &mut impl FnMut(u64, &Seg, bool)) -> u32 {
         for seq in start..end {
             let seg = *self.seg(seq);
-            delivered(&seg, true);
+            delivered(seq, &seg, true);
             self.seg(seq).flags = SACKED;
             if seg.flags & LOST != 0 {
                 self.lost_out -= 1;
@@ -356,7 +409,7 @@ mod tests {
     }
 
     fn sack(b: &mut Scoreboard, blocks: &[SegRange]) -> u32 {
-        b.apply_sack(blocks, &mut |_, _| {})
+        b.apply_sack(blocks, &mut |_, _, _| {})
     }
 
     #[test]
@@ -421,7 +474,7 @@ mod tests {
         assert_eq!((b.sacked_out, b.lost_out, b.next_lost()), (3, 1, Some(0)));
         // An ACK for 5 segments: 4 of the 5 were already counted by the dupACKs
         // (the head was not), capped by sacked_out = 3.
-        let newly = b.ack_cumulative(5, &mut |_, _| {});
+        let newly = b.ack_cumulative(5, &mut |_, _, _| {});
         assert_eq!((newly, b.count_dupacks(5, newly)), (5, 2));
         assert_eq!((b.sacked_out, b.lost_out), (0, 0));
     }

@@ -12,6 +12,7 @@
 
 use super::ecn::{EcnMode, EcnSender};
 use super::hooks;
+use super::rack::{LossDetection, ProbeContext, Rack, RackAck, Tlp, TlpOutcome, TlpVersion, XmitTimer};
 use super::rate::{RateState, RateTrack};
 use super::recovery::Recovery;
 use super::scoreboard::{Scoreboard, Seg, INITIAL_SCOREBOARD};
@@ -137,6 +138,13 @@ pub struct Sender {
     pub counters: SenderCounters,
     pub completed: Option<Time>,
     ecn: EcnSender,
+    /// RACK loss detection (tcp::rack) instead of RFC 6675 DupThresh.
+    use_rack: bool,
+    rack: Rack,
+    /// The tail loss probe, if the flow's loss detection has one.
+    pub tlp: Option<Tlp>,
+    /// What `rto_deadline` is armed for (with TLP: a probe or RACK's timer too).
+    timer: XmitTimer,
 }
 
 impl Sender {
@@ -163,6 +171,10 @@ impl Sender {
             counters: SenderCounters::default(),
             completed: None,
             ecn: EcnSender::default(),
+            use_rack: false,
+            rack: Rack::default(),
+            tlp: None,
+            timer: XmitTimer::Rto,
         }
     }
 
@@ -178,6 +190,17 @@ impl Sender {
         self.s.growth = profile.growth;
         self.recovery.set_reduction(profile.reduction);
         self.rtt.initial_rto = Some(profile.initial_rto);
+        self.with_loss_detection(profile.loss_detection)
+    }
+
+    /// Detect losses by this rule (tcp::rack); RACK and TLP need SACK.
+    pub fn with_loss_detection(mut self, rule: LossDetection) -> Self {
+        let rule = if self.cfg.sack { rule } else { LossDetection::DupThresh };
+        self.use_rack = rule == LossDetection::Rack;
+        if self.use_rack {
+            self.board.use_rack();
+        }
+        self.tlp = rule.tlp().map(Tlp::new);
         self
     }
 
@@ -239,7 +262,7 @@ impl Sender {
         self.sync_state(now);
         let prior_in_flight = self.in_flight() as u32;
         let acked = p.ack - self.snd_una();
-        let (track, delivered) = self.update_scoreboard(p, acked);
+        let (track, delivered) = self.update_scoreboard(p, acked, now);
         let rtt = self.take_rtt_sample(p, now, acked > 0, &track);
         let ece = self.ecn.ece(p);
         if self.ecn.on() {
@@ -251,9 +274,11 @@ impl Sender {
         let tsecr = (p.ts_ecr != NO_TS).then_some(p.ts_ecr);
         let sample = AckSample { acked: delivered, rtt, in_flight: prior_in_flight, rcv_tsval: p.ts_val, rcv_tsecr: tsecr };
         hooks::pkts_acked(&mut self.cc, &mut self.s, &sample);
-        let newly_lost = if self.cfg.sack { self.board.mark_lost_sack() + self.board.mark_lost_retrans() } else { 0 };
+        self.process_tlp_ack(p.ack, acked == 0 && delivered == 0);
+        let (newly_lost, reo_armed) = self.detect_losses(now);
         if self.recovery.on_ack(acked, &mut self.board, &mut self.cc, &mut self.s) {
             self.counters.recoveries += 1;
+            self.end_tlp_episode();
             self.ecn.queue_cwr();
         } else if ece {
             self.ecn_reduce();
@@ -271,16 +296,26 @@ impl Sender {
         let (recovery, window, in_flight) = (&mut self.recovery, &self.window, self.board.in_flight());
         let prr = |s: &mut CcState| recovery.prr(s, in_flight, acked > 0, delivered, newly_lost);
         hooks::cong_control(&mut self.cc, &mut self.s, &rs, acked > 0, prr, |s| window.cwnd_limited(s));
-        self.restart_rto_after_ack(acked, now);
+        if self.tlp.is_some() {
+            self.set_xmit_timer_after_ack(acked, reo_armed, now);
+        } else {
+            self.restart_rto_after_ack(acked, now);
+        }
         self.check_completion(now);
         self.send(now, out);
     }
 
     /// Take what the ACK reports off the scoreboard; returns the ACK's send-time
     /// bookkeeping and the packets it newly delivered.
-    fn update_scoreboard(&mut self, p: &Packet, acked: u64) -> (RateTrack, u32) {
+    fn update_scoreboard(&mut self, p: &Packet, acked: u64, now: Time) -> (RateTrack, u32) {
         let mut track = RateTrack::default();
-        let mut note = |seg: &Seg, sacked: bool| track.note(seg, sacked);
+        let (use_rack, mut rack_ack) = (self.use_rack, RackAck::new(now, self.rtt.min_rtt, self.board.highest_sacked()));
+        let mut note = |seq: u64, seg: &Seg, sacked: bool| {
+            track.note(seg, sacked);
+            if use_rack {
+                rack_ack.note(seq, seg);
+            }
+        };
         let mut delivered = self.board.ack_cumulative(p.ack, &mut note);
         if self.cfg.sack {
             delivered += self.board.apply_sack(p.sack_blocks(), &mut note);
@@ -288,6 +323,7 @@ impl Sender {
             delivered = self.board.count_dupacks(acked, delivered);
         }
         (track, delivered)
+        self.rack.advance(&rack_ack);
     }
 
     /// The ACK's RTT samples (tcp::rtt::RttTrack::samples) feed the estimator;
@@ -305,6 +341,7 @@ impl Sender {
         if self.recovery.enter_cwr(&self.board, &mut self.cc, &mut self.s) {
             self.counters.local_congestion += 1;
             self.ecn.queue_cwr();
+            self.end_tlp_episode();
         }
     }
 
@@ -342,7 +379,8 @@ impl Sender {
         }
     }
 
-    /// The retransmission timer fired (the caller checked the deadline).
+    /// The retransmission timer fired (the caller checked the deadline): the
+    /// RTO, or with TLP whatever it is armed for (Linux `tcp_write_timer_handler`).
     pub fn on_rto(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.rto_deadline = None;
         if self.packets_out() == 0 || self.completed.is_some() {
@@ -350,7 +388,18 @@ impl Sender {
         }
         self.sync_state(now);
         self.counters.timeouts += 1;
-        self.recovery.on_rto(&mut self.board, &mut self.cc, &mut self.s);
+        match std::mem::take(&mut self.timer) {
+            XmitTimer::Probe => return self.send_loss_probe(now, out),
+            XmitTimer::Reorder => return self.on_reorder_timer(now, out),
+            XmitTimer::Rto => {}
+        }
+        self.end_tlp_episode();
+        if self.use_rack {
+            self.rack.mark_lost_on_timeout(&mut self.board, now);
+            self.recovery.on_rto_marked(&mut self.board, &mut self.cc, &mut self.s);
+        } else {
+            self.recovery.on_rto(&mut self.board, &mut self.cc, &mut self.s);
+        }
         self.ecn.queue_cwr();
         // RFC 6298 (5.5): back off the timer.
         self.rtt.backoff += 1;
@@ -381,6 +430,7 @@ impl Sender {
     pub fn send(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.nic_blocked = false;
         while self.in_flight() < self.s.cwnd as u64 && !self.pacing_wait(now) {
+        let (prior_out, prior_nxt, sent_before) = (self.packets_out(), self.snd_nxt(), self.counters.segments_sent);
             if self.nic_room == Some(0) {
                 self.nic_blocked = true;
                 self.local_congestion();
@@ -399,7 +449,10 @@ impl Sender {
             }
         }
         self.window.note(&self.board, self.s.cwnd);
-        if self.packets_out() > 0 && self.rto_deadline.is_none() {
+        if self.tlp.is_some() {
+            let retransmitted = self.counters.segments_sent - sent_before > self.snd_nxt() - prior_nxt;
+            self.arm_after_send(prior_out, self.snd_nxt() > prior_nxt, retransmitted, now);
+        } else if self.packets_out() > 0 && self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
     }
@@ -481,6 +534,192 @@ impl Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
+// ----- RACK-TLP (tcp::rack): loss detection and the timer's other uses -----------
+
+impl Sender {
+    /// Mark what the ACK shows lost: RACK's rule or RFC 6675 DupThresh (with
+    /// SACK; without, NewReno marks in tcp::recovery). Returns the newly lost
+    /// and whether RACK armed its reordering timer.
+    fn detect_losses(&mut self, now: Time) -> (u32, bool) {
+        if !self.cfg.sack {
+            return (0, false);
+        }
+        if !self.use_rack {
+            return (self.board.mark_lost_sack() + self.board.mark_lost_retrans(), false);
+        }
+        let reo_wnd = self.rack.reo_wnd(self.s.ca_state, self.board.sacked_out, self.rtt.min_rtt, self.rtt.srtt);
+        let (lost, wait) = self.rack.mark_lost(&mut self.board, now, reo_wnd);
+        if let Some(wait) = wait {
+            // `tcp_rack_mark_lost`: ICSK_TIME_REO_TIMEOUT, at most the RTO away.
+            self.arm_timer(XmitTimer::Reorder, now + wait.min(self.rtt.rto()));
+        }
+        (lost, wait.is_some())
+    }
+
+    /// Linux `tcp_process_tlp_ack`: a probe that repaired a loss reduces the
+    /// window once (CWR entered and left at once); `dupack`: the ACK
+    /// acknowledged and SACKed nothing new.
+    fn process_tlp_ack(&mut self, ack: u64, dupack: bool) {
+        let Some(tlp) = self.tlp.as_mut() else { return };
+        if tlp.on_ack(ack, dupack) == TlpOutcome::Repaired {
+            self.recovery.reduce_once(&self.board, &mut self.cc, &mut self.s);
+        }
+    }
+
+    /// A window reduction or a timeout ends the TLP episode (Linux
+    /// `tcp_init_cwnd_reduction` clears tlp_high_seq).
+    fn end_tlp_episode(&mut self) {
+        if let Some(tlp) = self.tlp.as_mut() {
+            tlp.high_seq = None;
+        }
+    }
+
+    fn arm_timer(&mut self, kind: XmitTimer, at: Time) {
+        self.timer = kind;
+        self.rto_deadline = Some(at);
+    }
+
+    /// Linux `tcp_rearm_rto`: the RTO from now, or, replacing a probe or
+    /// reordering timer, from the head's last transmission (`tcp_rto_delta_us`).
+    fn rearm_rto(&mut self, now: Time) {
+        let Some(head_tx) = self.board.head_tx_time() else {
+            self.rto_deadline = None;
+            return;
+        };
+        let from = if self.timer == XmitTimer::Rto { now } else { head_tx };
+        self.arm_timer(XmitTimer::Rto, (from + self.rtt.rto()).max(now + 1));
+    }
+
+    /// Linux `tcp_schedule_loss_probe`: arm the probe timer if the rules allow,
+    /// no later than the RTO (`rto_in` from now). Returns whether it did.
+    fn schedule_loss_probe(&mut self, rto_in: Time, now: Time) -> bool {
+        let Some(tlp) = self.tlp else { return false };
+        let c = ProbeContext {
+            srtt: self.rtt.srtt,
+            packets_out: self.packets_out(),
+            state: self.s.ca_state,
+            can_send_more: self.in_flight() < self.s.cwnd as u64 && self.may_send_new(),
+            rto_in,
+        };
+        let Some(pto) = tlp.version.pto(&c) else { return false };
+        self.arm_timer(XmitTimer::Probe, now + pto);
+        true
+    }
+
+    /// The RTO's time left: 6.6 counts it from the head's last transmission
+    /// (`tcp_rto_delta_us`), 3.10 takes the armed RTO's expiry. 0: none left.
+    fn rto_left(&self, version: TlpVersion, now: Time) -> Time {
+        match (version, self.timer, self.rto_deadline) {
+            (TlpVersion::Linux66, _, _) => self.board.head_tx_time().map_or(0, |t| (t + self.rtt.rto()).saturating_sub(now)),
+            (TlpVersion::Linux310, XmitTimer::Rto, Some(at)) => at.saturating_sub(now),
+            _ => 0,
+        }
+    }
+
+    /// After an ACK. 6.6 (`tcp_set_xmit_timer` on FLAG_SET_XMIT_TIMER): when
+    /// it acknowledged data and RACK armed no timer, a probe capped at a full
+    /// RTO, else the RTO. 3.10 (`tcp_ack`): the RTO restarted on acknowledged
+    /// data, then a probe in its place if the rules allow.
+    fn set_xmit_timer_after_ack(&mut self, acked: u64, reo_armed: bool, now: Time) {
+        let Some(tlp) = self.tlp else { return };
+        if self.packets_out() == 0 {
+            self.rto_deadline = None;
+            return;
+        }
+        match tlp.version {
+            TlpVersion::Linux66 => {
+                if acked > 0 && !reo_armed && !self.schedule_loss_probe(self.rtt.rto(), now) {
+                    self.rearm_rto(now);
+                }
+            }
+            TlpVersion::Linux310 => {
+                if acked > 0 {
+                    self.rearm_rto(now);
+                }
+                let left = self.rto_left(tlp.version, now);
+                if left > 0 {
+                    self.schedule_loss_probe(left, now);
+                }
+            }
+        }
+    }
+
+    /// After a send: a retransmitted head restarts the RTO unless RACK's
+    /// timer is pending (`tcp_xmit_retransmit_queue`); new data restarts it if
+    /// nothing was out or a probe was pending (`tcp_event_new_data_sent`),
+    /// then (re)schedules the probe within the RTO's time left
+    /// (`tcp_write_xmit`; 3.10 only in place of an RTO).
+    fn arm_after_send(&mut self, prior_out: u64, sent_new: bool, retransmitted: bool, now: Time) {
+        let Some(tlp) = self.tlp else { return };
+        if self.rto_deadline.is_none() {
+            self.timer = XmitTimer::Rto;
+        }
+        if retransmitted && self.timer != XmitTimer::Reorder && self.board.head_tx_time() == Some(now) {
+            self.arm_timer(XmitTimer::Rto, now + self.rtt.rto());
+        }
+        if sent_new {
+            if prior_out == 0 || self.timer == XmitTimer::Probe || self.rto_deadline.is_none() {
+                self.rearm_rto(now);
+            }
+            let left = self.rto_left(tlp.version, now);
+            if left > 0 && (tlp.version == TlpVersion::Linux66 || self.timer == XmitTimer::Rto) {
+                self.schedule_loss_probe(left, now);
+            }
+        }
+        if self.packets_out() > 0 && self.rto_deadline.is_none() {
+            self.arm_timer(XmitTimer::Rto, now + self.rtt.rto());
+        }
+    }
+
+    /// The probe timer fired (`tcp_send_loss_probe`): one probe per episode,
+    /// new data if the receive window allows (whatever cwnd says), else the
+    /// last segment sent again; then the RTO from now.
+    fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let Some(tlp) = self.tlp else { return };
+        let last = self.snd_nxt() - 1;
+        if tlp.high_seq.is_some() || self.nic_room == Some(0) || (!self.may_send_new() && self.board.is_sacked(last)) {
+            self.timer = XmitTimer::Probe;
+            return self.rearm_rto(now);
+        }
+        let retrans = !self.may_send_new();
+        if retrans {
+            self.board.note_probe(last);
+            self.counters.retransmits += 1;
+            self.rate.stamp(self.board.seg(last), now, false, self.s.delivered);
+            self.emit(last, false, now, out);
+        } else {
+            self.send_new(now, out);
+        }
+        let snd_nxt = self.snd_nxt();
+        if let Some(tlp) = self.tlp.as_mut() {
+            tlp.sent(snd_nxt, retrans);
+        }
+        self.arm_timer(XmitTimer::Rto, now + self.rtt.rto());
+    }
+
+    /// RACK's reordering timer fired (`tcp_rack_reo_timeout`): mark what has
+    /// waited long enough; if anything, recovery starts (with one PRR step for
+    /// an algorithm without its own window control) and the lost go out.
+    fn on_reorder_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let reo_wnd = self.rack.reo_wnd(self.s.ca_state, self.board.sacked_out, self.rtt.min_rtt, self.rtt.srtt);
+        let (lost, _) = self.rack.detect_loss(&mut self.board, now, reo_wnd);
+        self.timer = XmitTimer::Reorder;
+        self.rearm_rto(now);
+        if lost > 0 {
+            if self.recovery.enter_on_timer(&mut self.board, &mut self.cc, &mut self.s) {
+                self.counters.recoveries += 1;
+                self.end_tlp_episode();
+                if !self.cc.owns_window() {
+                    let in_flight = self.in_flight();
+                    self.recovery.prr(&mut self.s, in_flight, false, 1, lost);
+                }
+            }
+            self.sync_state(now);
+            self.send(now, out);
+        }
+    }
+}
+
     use crate::cc::Reno;
     use crate::time::MS;
 

@@ -1,0 +1,611 @@
+//! RACK-TLP loss detection (RFC 8985) as Linux runs it, and the loss
+//! detection each stack used:
+//!
+//! * RACK (Recent ACKnowledgment, RFC 8985 section 6): a segment is lost when
+//!   a segment sent after it has been delivered and more than RACK.rtt +
+//!   reo_wnd has passed since it was sent; read at Linux 6.6,
+//!   net/ipv4/tcp_recovery.c (`tcp_rack_advance`, `tcp_rack_reo_wnd`,
+//!   `tcp_rack_detect_loss`, `tcp_rack_mark_lost`, `tcp_rack_reo_timeout`)
+//!   and tcp_input.c (`tcp_timeout_mark_lost`, `tcp_check_sack_reordering`);
+//! * TLP (Tail Loss Probe, RFC 8985 section 7): with nothing else to trigger
+//!   loss detection, one segment (new data, else the last one sent) goes out
+//!   a probe timeout (PTO) after the last transmission, so that its ACK
+//!   reveals a tail loss to RACK or repairs it; Linux tcp_output.c
+//!   `tcp_schedule_loss_probe` / `tcp_send_loss_probe` and tcp_input.c
+//!   `tcp_process_tlp_ack`, in two versions: 6.6 and 3.10 (which 3.16 runs).
+//!
+//! The RACK marking and the timers' rules live here; the sender calls them
+//! (tcp::sender), recovery reacts to what they mark (tcp::recovery).
+//!
+//! Not modelled: DSACK (the receiver sends none), so reo_wnd stays min_rtt/4
+//! (`reo_wnd_steps` = 1) and no TLP episode ends by a DSACK.
+
+use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, LOST, RETRANS};
+use crate::cc::CaState;
+use crate::time::{Time, MS, SEC};
+
+/// How a flow's sender detects losses: its stack's (stack::Profile) or the
+/// flow's `loss_detection`. Without SACK every choice is NewReno's DupThresh
+/// (RFC 6582; Linux `tcp_is_reno`: RACK and TLP need SACK).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LossDetection {
+    /// RFC 6675 DupThresh (IsLost) only: Linux before 3.10, ns-2.
+    #[default]
+    DupThresh,
+    /// DupThresh with the tail loss probe: Linux 3.10-4.3 (`tcp_early_retrans`
+    /// = 3 from 3.10, "tcp: Tail loss probe (TLP)"), so 3.16.
+    DupThreshTlp,
+    /// RACK-TLP: RACK beside DupThresh from 4.4 ("tcp: use RACK to detect
+    /// losses"), RACK alone from 4.18 ("tcp: disable RFC6675 loss detection":
+    /// `tcp_recovery` = 1 chooses RACK instead of RFC 6675), as 6.6 runs it.
+    Rack,
+}
+
+/// The names flows use, in the order of LossDetection's variants.
+pub const LOSS_DETECTION_NAMES: [&str; 3] = ["dupthresh", "dupthresh-tlp", "rack"];
+
+impl LossDetection {
+    pub fn name(self) -> &'static str {
+        LOSS_DETECTION_NAMES[self as usize]
+    }
+
+    /// The rule of a flow's `loss_detection`; an unknown name is an error
+    /// listing the allowed ones.
+    pub fn from_name(name: &str) -> Result<LossDetection, String> {
+        match name {
+            "dupthresh" => Ok(LossDetection::DupThresh),
+            "dupthresh-tlp" => Ok(LossDetection::DupThreshTlp),
+            "rack" => Ok(LossDetection::Rack),
+            _ => Err(format!("unknown loss detection '{name}'; allowed: {}", LOSS_DETECTION_NAMES.join(", "))),
+        }
+    }
+
+    /// The tail loss probe's rules, if this detection has one.
+    pub fn tlp(self) -> Option<TlpVersion> {
+        match self {
+            LossDetection::DupThresh => None,
+            LossDetection::DupThreshTlp => Some(TlpVersion::Linux310),
+            LossDetection::Rack => Some(TlpVersion::Linux66),
+        }
+    }
+}
+
+/// Linux TCP_RTO_MIN (HZ/5) and TCP_DELACK_MAX (HZ/5): the PTO's allowance for
+/// a delayed ACK when one packet is out (RFC 8985 section 7.2 WCDelAckT).
+const DELACK_ALLOWANCE: Time = 200 * MS;
+/// Linux TCP_TIMEOUT_MIN (2 jiffies; HZ = 1000 assumed): added to the PTO with
+/// several packets out and to every reordering timer (timer slack).
+const TIMEOUT_MIN: Time = 2 * MS;
+/// Linux TCP_TIMEOUT_INIT (1 s, include/net/tcp.h at 6.6): the PTO before any
+/// RTT sample.
+const PTO_NO_SAMPLE: Time = SEC;
+/// Linux 3.10-3.19 `tcp_schedule_loss_probe`: the PTO is at least 10 ms.
+const PTO_FLOOR_310: Time = 10 * MS;
+
+/// What the sender's one retransmission timer is armed for (Linux
+/// `icsk_pending`: ICSK_TIME_RETRANS, _LOSS_PROBE, _REO_TIMEOUT).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum XmitTimer {
+    #[default]
+    Rto,
+    Probe,
+    Reorder,
+}
+
+/// The tail loss probe's rules by Linux version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlpVersion {
+    /// 3.10 as 3.16 has it (net/ipv4/tcp_output.c at v3.16): PTO = max(2 SRTT,
+    /// 10 ms), with one packet out at least 1.5 SRTT + TCP_DELACK_MAX; only in
+    /// Open, with an RTT sample, when the window is full or nothing is left to
+    /// send; a new-data probe opens no TLP episode.
+    Linux310,
+    /// 6.6 (tcp_output.c at v6.6): PTO = 2 SRTT + TCP_RTO_MIN with one packet
+    /// out, else 2 SRTT + TCP_TIMEOUT_MIN; TCP_TIMEOUT_INIT without a sample;
+    /// in Open or CWR.
+    Linux66,
+}
+
+/// The flow's state when a probe may be scheduled.
+#[derive(Clone, Copy, Debug)]
+pub struct ProbeContext {
+    pub srtt: Time,
+    pub packets_out: u64,
+    pub state: CaState,
+    /// The window has room and there is new data to send (3.10's check).
+    pub can_send_more: bool,
+    /// The latest the probe may fire: when the RTO would (both versions: "if
+    /// the RTO formula yields an earlier time, use that time").
+    pub rto_in: Time,
+}
+
+impl TlpVersion {
+    /// The probe timeout from now, or None when no probe is scheduled.
+    pub fn pto(self, c: &ProbeContext) -> Option<Time> {
+        if c.packets_out == 0 {
+            return None;
+        }
+        let pto = match self {
+            TlpVersion::Linux310 => {
+                if c.srtt == 0 || c.state != CaState::Open || c.can_send_more {
+                    return None;
+                }
+                let one_out = if c.packets_out == 1 { c.srtt + c.srtt / 2 + DELACK_ALLOWANCE } else { 0 };
+                (2 * c.srtt).max(one_out).max(PTO_FLOOR_310)
+            }
+            TlpVersion::Linux66 => {
+                if !matches!(c.state, CaState::Open | CaState::Cwr) {
+                    return None;
+                }
+                match (c.srtt, c.packets_out) {
+                    (0, _) => PTO_NO_SAMPLE,
+                    (srtt, 1) => 2 * srtt + DELACK_ALLOWANCE,
+                    (srtt, _) => 2 * srtt + TIMEOUT_MIN,
+                }
+            }
+        };
+        Some(if c.rto_in > 0 { pto.min(c.rto_in) } else { pto })
+    }
+
+    /// Whether a probe of new data opens a TLP episode (6.6 records
+    /// tlp_high_seq for it, 3.10 only for a retransmission).
+    fn new_data_episode(self) -> bool {
+        self == TlpVersion::Linux66
+    }
+}
+
+/// The TLP episode (Linux `tlp_high_seq`, `tlp_retrans`).
+#[derive(Clone, Copy, Debug)]
+pub struct Tlp {
+    pub version: TlpVersion,
+    /// snd_nxt when the probe went out, while its episode lasts.
+    pub high_seq: Option<u64>,
+    /// The probe was a retransmission (not new data).
+    retrans: bool,
+    /// Probes sent (Linux LINUX_MIB_TCPLOSSPROBES).
+    pub probes: u64,
+}
+
+/// What the ACK of a TLP episode says (`tcp_process_tlp_ack`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlpOutcome {
+    /// The episode goes on.
+    Pending,
+    /// Over, nothing lost (a new-data probe acknowledged, or a duplicate ACK
+    /// saying the original and the probe both arrived).
+    NoLoss,
+    /// The probe repaired a loss: reduce the window once, as for CWR.
+    Repaired,
+}
+
+impl Tlp {
+    pub fn new(version: TlpVersion) -> Self {
+        Tlp { version, high_seq: None, retrans: false, probes: 0 }
+    }
+
+    /// A probe went out; snd_nxt after it.
+    pub fn sent(&mut self, snd_nxt: u64, retrans: bool) {
+        self.probes += 1;
+        if retrans || self.version.new_data_episode() {
+            self.high_seq = Some(snd_nxt);
+            self.retrans = retrans;
+        }
+    }
+
+    /// An ACK for `ack` during an episode; `dupack`: it acknowledged and SACKed
+    /// nothing new (Linux: none of FLAG_SND_UNA_ADVANCED, FLAG_NOT_DUP,
+    /// FLAG_DATA_SACKED).
+    pub fn on_ack(&mut self, ack: u64, dupack: bool) -> TlpOutcome {
+        let Some(high) = self.high_seq else { return TlpOutcome::Pending };
+        let outcome = if ack < high {
+            TlpOutcome::Pending
+        } else if !self.retrans {
+            TlpOutcome::NoLoss
+        } else if ack > high {
+            TlpOutcome::Repaired
+        } else if dupack {
+            TlpOutcome::NoLoss
+        } else {
+            TlpOutcome::Pending
+        };
+        if outcome != TlpOutcome::Pending {
+            self.high_seq = None;
+        }
+        outcome
+    }
+}
+
+/// (send time, sequence): RACK orders transmissions by time, ties by sequence
+/// (`tcp_skb_sent_after`).
+type Sent = (Time, u64);
+
+/// What one ACK delivered, for `Rack::advance` (RFC 8985 section 6.2 steps
+/// 1-2, as `tcp_rack_advance` is called for each newly (s)acked segment).
+pub struct RackAck {
+    now: Time,
+    /// Linux `tcp_min_rtt`; None before the first sample.
+    min_rtt: Option<Time>,
+    /// The highest SACKed sequence before this ACK (Linux prior_fack).
+    prior_fack: u64,
+    newest: Option<Sent>,
+    reordered: bool,
+}
+
+impl RackAck {
+    pub fn new(now: Time, min_rtt: Time, prior_fack: u64) -> Self {
+        RackAck { now, min_rtt: (min_rtt > 0).then_some(min_rtt), prior_fack, newest: None, reordered: false }
+    }
+
+    /// A segment this ACK delivers (cumulatively or by SACK) for the first time.
+    pub fn note(&mut self, seq: u64, seg: &Seg) {
+        let retransmitted = seg.flags & EVER_RETRANS != 0;
+        // Delivered below a sequence SACKed before and never retransmitted: it
+        // arrived after a segment sent later (`tcp_check_sack_reordering`).
+        if !retransmitted && seq < self.prior_fack {
+            self.reordered = true;
+        }
+        // A retransmitted segment delivered sooner than the minimum RTT after
+        // its retransmission: the original arrived, its time says nothing.
+        if retransmitted && self.min_rtt.is_none_or(|m| self.now - seg.tx_time < m) {
+            return;
+        }
+        let sent = (seg.tx_time, seq);
+        if self.newest.is_none_or(|n| sent > n) {
+            self.newest = Some(sent);
+        }
+    }
+}
+
+/// The RACK state (Linux `tp->rack`, `tp->reord_seen`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Rack {
+    /// The most recently sent delivered segment (RACK.xmit_ts, RACK.end_seq).
+    newest: Option<Sent>,
+    /// RACK.rtt: the RTT of the newest delivered segment of the last ACK.
+    pub rtt: Time,
+    /// A new delivery since the last scan (Linux `rack.advanced`).
+    advanced: bool,
+    /// Reordering has been seen (Linux `reord_seen`).
+    pub reord_seen: bool,
+}
+
+impl Rack {
+    /// Fold in an ACK's deliveries (RFC 8985 section 6.2 step 2; RACK.rtt is
+    /// that of the last segment in send order, as the RFC processes them).
+    pub fn advance(&mut self, ack: &RackAck) {
+        self.reord_seen |= ack.reordered;
+        let Some(sent) = ack.newest else { return };
+        self.rtt = ack.now - sent.0;
+        self.advanced = true;
+        if self.newest.is_none_or(|n| sent > n) {
+            self.newest = Some(sent);
+        }
+    }
+
+    /// Linux 6.6 `tcp_rack_reo_wnd`: no allowance for reordering before any
+    /// was seen once in recovery (or Loss) or with DupThresh segments SACKed
+    /// (`tcp_reordering` = 3, TCP_RACK_NO_DUPTHRESH unset by default); else
+    /// min_rtt/4 (RFC 8985 section 6.2 step 4), at most SRTT.
+    pub fn reo_wnd(&self, state: CaState, sacked_out: u32, min_rtt: Time, srtt: Time) -> Time {
+        if !self.reord_seen && (matches!(state, CaState::Recovery | CaState::Loss) || sacked_out as u64 >= super::scoreboard::DUP_THRESH) {
+            return 0;
+        }
+        (min_rtt / 4).min(srtt)
+    }
+
+    /// After an ACK (`tcp_rack_mark_lost`): scan only when something new was
+    /// delivered. Returns the newly lost and the reordering timer to arm.
+    pub fn mark_lost(&mut self, board: &mut Scoreboard, now: Time, reo_wnd: Time) -> (u32, Option<Time>) {
+        if !std::mem::take(&mut self.advanced) {
+            return (0, None);
+        }
+        self.detect_loss(board, now, reo_wnd)
+    }
+
+    /// RFC 8985 section 6.2 step 5 (`tcp_rack_detect_loss`): each segment in
+    /// flight sent before RACK.xmit_ts is lost once RACK.rtt + reo_wnd has
+    /// passed since it was sent; those not yet are waited for. Returns the
+    /// newly lost (lost retransmissions included) and, if some wait, the
+    /// reordering timer: the longest wait plus TCP_TIMEOUT_MIN.
+    pub fn detect_loss(&self, board: &mut Scoreboard, now: Time, reo_wnd: Time) -> (u32, Option<Time>) {
+        let Some(newest) = self.newest else { return (0, None) };
+        let (mut lost, mut wait) = (0, None::<Time>);
+        let mut seq = board.snd_una;
+        let mut block = 0;
+        while seq < board.snd_nxt {
+            // SACKed runs are skipped whole (Linux takes them off tsorted_sent_queue).
+            if let Some(&(start, end)) = board.sacked.get(block) {
+                if seq >= start {
+                    seq = seq.max(end);
+                    block += 1;
+                    continue;
+                }
+            }
+            let seg = board.segs[(seq - board.snd_una) as usize];
+            if seg.flags & (LOST | RETRANS) == LOST {
+                seq += 1; // lost, waiting for its retransmission
+                continue;
+            }
+            if (seg.tx_time, seq) >= newest {
+                // Never-retransmitted segments were sent in sequence order, and
+                // every later retransmission after them: none further is older.
+                if seg.flags & EVER_RETRANS == 0 {
+                    break;
+                }
+                seq += 1;
+                continue;
+            }
+            let expires = seg.tx_time + self.rtt + reo_wnd;
+            if expires <= now {
+                board.mark_lost(seq);
+                lost += 1;
+            } else {
+                wait = wait.max(Some(expires - now));
+            }
+            seq += 1;
+        }
+        (lost, wait.map(|w| w + TIMEOUT_MIN))
+    }
+
+    /// An RTO with RACK (`tcp_timeout_mark_lost`, 6.6): the head and every
+    /// segment RACK.rtt old are lost; the more recently sent stay in flight.
+    pub fn mark_lost_on_timeout(&self, board: &mut Scoreboard, now: Time) {
+        let head = board.snd_una;
+        for seq in board.snd_una..board.snd_nxt {
+            let seg = board.segs[(seq - head) as usize];
+            let sacked = board.is_sacked(seq);
+            if !sacked && (seq == head || seg.tx_time + self.rtt <= now) {
+                board.mark_lost(seq);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::{Cc, Reno};
+    use crate::net::{Kind, Packet};
+    use crate::tcp::receiver::{Receiver, ReceiverConfig};
+    use crate::tcp::sender::{Sender, SenderConfig};
+
+    fn sent_at(times: &[Time]) -> Scoreboard {
+        let mut b = Scoreboard::new(true, times.len() as u64);
+        for &t in times {
+            let seq = b.push_new();
+            b.seg(seq).tx_time = t;
+        }
+        b
+    }
+
+    /// SACK `blocks` at `now` and fold them into `rack` as the sender does.
+    fn ack(rack: &mut Rack, b: &mut Scoreboard, blocks: &[(u64, u64)], now: Time, min_rtt: Time) {
+        let prior_fack = b.sacked.back().map_or(0, |r| r.1);
+        let mut a = RackAck::new(now, min_rtt, prior_fack);
+        b.apply_sack(blocks, &mut |seq, seg, _| a.note(seq, seg));
+        rack.advance(&a);
+    }
+
+    #[test]
+    fn names_round_trip_and_an_unknown_one_lists_them() {
+        for name in LOSS_DETECTION_NAMES {
+            assert_eq!(LossDetection::from_name(name).unwrap().name(), name);
+        }
+        assert_eq!(LossDetection::from_name("fack").unwrap_err(), "unknown loss detection 'fack'; allowed: dupthresh, dupthresh-tlp, rack");
+    }
+
+    /// RFC 8985 section 7.2 at Linux 6.6: 2 SRTT + 200 ms with one packet
+    /// out, 2 SRTT + 2 ms with more, never past the RTO; 3.10's formula.
+    #[test]
+    fn probe_timeout_with_one_and_with_several_packets_out() {
+        let c = |packets_out, rto_in| ProbeContext { srtt: 50 * MS, packets_out, state: CaState::Open, can_send_more: false, rto_in };
+        let v66 = TlpVersion::Linux66;
+        assert_eq!(v66.pto(&c(1, SEC)), Some(300 * MS));
+        assert_eq!(v66.pto(&c(5, SEC)), Some(102 * MS));
+        assert_eq!(v66.pto(&c(1, 250 * MS)), Some(250 * MS), "capped at the RTO");
+        assert_eq!(v66.pto(&ProbeContext { srtt: 0, ..c(5, 3 * SEC) }), Some(SEC), "no sample yet");
+        assert_eq!(v66.pto(&ProbeContext { state: CaState::Recovery, ..c(5, SEC) }), None);
+        assert_eq!(v66.pto(&c(0, SEC)), None);
+        let v310 = TlpVersion::Linux310;
+        // max(2 * 50, 1.5 * 50 + 200) = 275 ms with one out; 100 ms with more.
+        assert_eq!((v310.pto(&c(1, SEC)), v310.pto(&c(5, SEC))), (Some(275 * MS), Some(100 * MS)));
+        assert_eq!(v310.pto(&ProbeContext { srtt: 2 * MS, ..c(5, SEC) }), Some(10 * MS), "10 ms floor");
+        assert_eq!(v310.pto(&ProbeContext { state: CaState::Cwr, ..c(5, SEC) }), None, "Open only");
+        assert_eq!(v310.pto(&ProbeContext { can_send_more: true, ..c(5, SEC) }), None);
+        assert_eq!(v310.pto(&ProbeContext { srtt: 0, ..c(5, SEC) }), None);
+    }
+
+    /// Segments 0..4 sent at 0, 1, 2, 3 ms; RTT 10 ms, min_rtt 8 ms: reo_wnd
+    /// = 2 ms outside recovery with fewer than 3 SACKed. 3 SACKed at 13 ms:
+    /// RACK.rtt 10 ms, 0..2 sent before it; 0 expires at 0 + 10 + 2 = 12 <= 13
+    /// (lost), 1 at 13 (lost), 2 at 14: wait 1 ms (+2 ms timer slack).
+    #[test]
+    fn reordering_within_reo_wnd_is_not_a_loss_beyond_it_is() {
+        let mut b = sent_at(&[0, MS, 2 * MS, 3 * MS]);
+        let mut rack = Rack::default();
+        ack(&mut rack, &mut b, &[(3, 4)], 13 * MS, 8 * MS);
+        assert_eq!(rack.rtt, 10 * MS);
+        let reo = rack.reo_wnd(CaState::Disorder, b.sacked_out, 8 * MS, 10 * MS);
+        assert_eq!(reo, 2 * MS);
+        assert_eq!(rack.mark_lost(&mut b, 13 * MS, reo), (2, Some(3 * MS)));
+        assert_eq!((b.lost_out, b.next_lost()), (2, Some(0)));
+        // Segment 2 arrives at 14.5 ms, within its window: reordering, not a
+        // loss; it is seen as such (it lies below the SACKed 3).
+        ack(&mut rack, &mut b, &[(2, 4)], 14 * MS + MS / 2, 8 * MS);
+        assert!(rack.reord_seen);
+        assert_eq!(rack.mark_lost(&mut b, 14 * MS + MS / 2, 2 * MS), (0, None));
+        assert_eq!(b.lost_out, 2);
+        b.check_invariants().unwrap();
+    }
+
+    /// Without reordering seen, DupThresh SACKed segments drop the window to
+    /// zero: everything sent before the newest delivered is lost at once.
+    #[test]
+    fn three_sacked_take_the_reordering_window_away_until_reordering_is_seen() {
+        let rack = Rack::default();
+        assert_eq!(rack.reo_wnd(CaState::Disorder, 3, 8 * MS, 10 * MS), 0);
+        assert_eq!(rack.reo_wnd(CaState::Recovery, 0, 8 * MS, 10 * MS), 0);
+        assert_eq!(rack.reo_wnd(CaState::Open, 2, 8 * MS, 10 * MS), 2 * MS);
+        assert_eq!(rack.reo_wnd(CaState::Open, 2, 80 * MS, 10 * MS), 10 * MS, "at most SRTT");
+        let seen = Rack { reord_seen: true, ..Rack::default() };
+        assert_eq!(seen.reo_wnd(CaState::Recovery, 5, 8 * MS, 10 * MS), 2 * MS);
+    }
+
+    /// A retransmission sent at 20 ms is lost too; 0..6 at 0, retransmission
+    /// of 0 at 20 ms, new 6, 7 at 21 ms. SACK of 6 at 31 ms (RACK.rtt 10 ms,
+    /// in recovery: reo_wnd 0): the retransmission (sent at 20 ms < 21 ms)
+    /// expired at 30 ms: lost again. DupThresh needs 3 SACKed after it.
+    #[test]
+    fn a_lost_retransmission_is_detected_by_time() {
+        let mut b = sent_at(&[0, 0, 0, 0, 0, 0]);
+        let mut rack = Rack::default();
+        ack(&mut rack, &mut b, &[(1, 6)], 10 * MS, 10 * MS);
+        assert_eq!(rack.mark_lost(&mut b, 10 * MS, 0), (1, None));
+        b.note_retransmit(0);
+        b.seg(0).tx_time = 20 * MS;
+        for _ in 0..2 {
+            let seq = b.push_new();
+            b.seg(seq).tx_time = 21 * MS;
+        }
+        ack(&mut rack, &mut b, &[(1, 7)], 31 * MS, 10 * MS);
+        assert_eq!(b.mark_lost_retrans(), 0, "one SACKed after it is not DupThresh");
+        assert_eq!(rack.mark_lost(&mut b, 31 * MS, 0), (1, None));
+        assert_eq!((b.lost_out, b.next_lost()), (1, Some(0)), "to be retransmitted again");
+        b.check_invariants().unwrap();
+    }
+
+    /// A retransmission SACKed sooner than min_rtt after it left: the
+    /// original arrived; RACK does not take its send time.
+    #[test]
+    fn a_too_quick_sack_of_a_retransmission_does_not_advance_rack() {
+        let mut b = sent_at(&[0, 0]);
+        b.seg(0).flags |= EVER_RETRANS;
+        b.seg(0).tx_time = 25 * MS;
+        let mut rack = Rack::default();
+        ack(&mut rack, &mut b, &[(0, 1)], 30 * MS, 10 * MS);
+        assert_eq!((rack.newest, rack.advanced), (None, false));
+        ack(&mut rack, &mut b, &[(1, 2)], 30 * MS, 10 * MS);
+        assert_eq!((rack.newest, rack.rtt), (Some((0, 1)), 30 * MS));
+    }
+
+    #[test]
+    fn a_retransmitted_probe_is_repaired_when_the_ack_passes_it() {
+        let mut t = Tlp::new(TlpVersion::Linux66);
+        t.sent(10, true);
+        assert_eq!(t.on_ack(9, false), TlpOutcome::Pending);
+        assert_eq!(t.on_ack(10, false), TlpOutcome::Pending, "ACK of the probe itself");
+        assert_eq!(t.on_ack(11, false), TlpOutcome::Repaired);
+        assert_eq!(t.high_seq, None);
+        t.sent(20, true);
+        assert_eq!(t.on_ack(20, true), TlpOutcome::NoLoss, "both copies arrived");
+        t.sent(30, false);
+        assert_eq!(t.on_ack(30, false), TlpOutcome::NoLoss);
+        let mut old = Tlp::new(TlpVersion::Linux310);
+        old.sent(30, false);
+        assert_eq!((old.high_seq, old.probes), (None, 1), "3.10: new data opens no episode");
+    }
+
+    /// A sender and a receiver (ACK per segment) joined by a path of `rtt`
+    /// that drops a segment's first k transmissions if `drop` lists it k times, Reno, a
+    /// 10-segment window; run until the transfer of `segs` completes.
+    fn transfer(rule: LossDetection, segs: u64, drop: &[u64], rtt: Time) -> Sender {
+        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1000, header_bytes: 52, total_bytes: Some(segs * 1000), max_window: u64::MAX, sack: true, initial_cwnd: 10 };
+        let mut s = Sender::new(cfg, Cc::Reno(Reno)).with_loss_detection(rule);
+        let rcfg = ReceiverConfig { flow: 0, dst: 0, mss: 1000, total_bytes: Some(segs * 1000), delayed_ack: false, delack_timeout: 40 * MS, ack_bytes: 52 };
+        let mut r = Receiver::new(rcfg);
+        // (arrival, order, packet): data to the receiver, ACKs (kind Ack) back.
+        let mut wire: Vec<(Time, usize, Packet)> = vec![];
+        let mut sent = vec![0; segs as usize];
+        let mut out = vec![];
+        let (mut now, mut order) = (0, 0);
+        s.start(0, &mut out);
+        while s.completed.is_none() {
+            for p in out.drain(..) {
+                let k = sent[p.seq as usize];
+                sent[p.seq as usize] += 1;
+                if k >= drop.iter().filter(|&&d| d == p.seq).count() {
+                    order += 1;
+                    wire.push((now + rtt / 2, order, p));
+                }
+            }
+            let next = wire.iter().enumerate().min_by_key(|(_, w)| (w.0, w.1)).map(|(i, w)| (i, w.0));
+            match (next, s.rto_deadline) {
+                (Some((_, t)), Some(d)) if d < t => {
+                    now = d;
+                    s.on_rto(d, &mut out);
+                }
+                (None, Some(d)) => {
+                    now = d;
+                    s.on_rto(d, &mut out);
+                }
+                (Some((i, t)), _) => {
+                    now = t;
+                    let (_, _, p) = wire.remove(i);
+                    if p.kind == Kind::Ack {
+                        s.on_ack(&p, now, &mut out);
+                    } else if let Some(ack) = r.on_data(&p, now) {
+                        order += 1;
+                        wire.push((now + rtt / 2, order, ack));
+                    }
+                }
+                (None, None) => panic!("stalled at {now}"),
+            }
+            s.check_invariants().unwrap();
+        }
+        s
+    }
+
+    /// 10 segments over 10 ms, the last three lost. RACK-TLP: the ACKs at
+    /// 10 ms leave 3 out, PTO = 2 * 10 + 2 = 22 ms: the probe resends 9 at
+    /// 32 ms; its SACK at 42 ms shows 7 and 8 (sent at 0, RACK.rtt 10 ms,
+    /// reo_wnd 2.5 ms) lost: recovery resends 7 at 42, 8 at 52 (PRR), all
+    /// ACKed at 62 ms. DupThresh has one SACK at most: the RTO (srtt 10 +
+    /// 200 ms) fires at 220 ms, then 7 and 8, 9 one RTT apart: 240 ms.
+    #[test]
+    fn a_tail_loss_is_recovered_by_the_probe_and_rack_without_an_rto() {
+        let rack = transfer(LossDetection::Rack, 10, &[7, 8, 9], 10 * MS);
+        assert_eq!(rack.completed, Some(62 * MS));
+        assert_eq!((rack.counters.timeouts, rack.counters.recoveries, rack.counters.retransmits), (0, 1, 3));
+        assert_eq!(rack.tlp.map(|t| t.probes), Some(1));
+        let dupthresh = transfer(LossDetection::DupThresh, 10, &[7, 8, 9], 10 * MS);
+        assert_eq!(dupthresh.completed, Some(240 * MS));
+        assert_eq!((dupthresh.counters.timeouts, dupthresh.counters.retransmits), (1, 3));
+    }
+
+    /// One segment out: the PTO takes the delayed-ACK allowance (2 * 10 +
+    /// 200 ms), capped at the RTO (210 ms): the probe goes out when the RTO
+    /// would have, but the window is not collapsed.
+    #[test]
+    fn with_one_packet_out_the_probe_waits_as_long_as_the_rto() {
+        let rack = transfer(LossDetection::Rack, 10, &[9], 10 * MS);
+        assert_eq!((rack.completed, rack.counters.timeouts), (Some(230 * MS), 0));
+        let dupthresh = transfer(LossDetection::DupThresh, 10, &[9], 10 * MS);
+        assert_eq!((dupthresh.completed, dupthresh.counters.timeouts), (Some(230 * MS), 1));
+    }
+
+    /// 12 segments, segment 5 lost twice. The first ACKs at 10 ms send 10
+    /// and 11; the third SACK marks 5 lost (RACK: reo_wnd 0 with 3 SACKed)
+    /// and its retransmission leaves at 10 ms, after them in RACK's order
+    /// (same time, ties by sequence: Linux `tcp_skb_sent_after`). Their SACKs
+    /// at 20 ms show it lost again (10 + 10 + 0 <= 20): resent, done at 30 ms.
+    /// DupThresh needs 3 segments SACKed beyond snd_nxt at the retransmission
+    /// (12) and none is ever sent: the RTO at 10 + 210 ms, done at 230 ms.
+    #[test]
+    fn a_lost_retransmission_is_resent_without_an_rto() {
+        let rack = transfer(LossDetection::Rack, 12, &[5, 5], 10 * MS);
+        assert_eq!((rack.completed, rack.counters.timeouts, rack.counters.retransmits), (Some(30 * MS), 0, 2));
+        let dupthresh = transfer(LossDetection::DupThresh, 12, &[5, 5], 10 * MS);
+        assert_eq!((dupthresh.completed, dupthresh.counters.timeouts), (Some(230 * MS), 1));
+    }
+
+    /// An RTO with RACK marks the head and what is RACK.rtt old, not the
+    /// segments sent since.
+    #[test]
+    fn a_timeout_leaves_recently_sent_segments_in_flight() {
+        let mut b = sent_at(&[0, 0, 50 * MS, 90 * MS]);
+        let rack = Rack { rtt: 30 * MS, ..Rack::default() };
+        rack.mark_lost_on_timeout(&mut b, 100 * MS);
+        assert_eq!((b.lost_out, b.in_flight()), (3, 1));
+        b.check_invariants().unwrap();
+    }
+}
