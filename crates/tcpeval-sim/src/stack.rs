@@ -240,6 +240,8 @@ impl Stack {
             Cc::Westwood(w) if self == Stack::Linux2622 => w.set_version(WestwoodVersion::Linux2622),
             // 2.6.22's fast mode counted packets itself (tcp_yeah_cong_avoid).
             Cc::Yeah(y) if self == Stack::Linux2622 => y.set_version(YeahVersion::Linux2622),
+            // ns-2's own HighSpeed computes RFC 3649's formulas (tcp/tcp.cc).
+            Cc::HighSpeed(h) if self == Stack::Ns2 => h.set_version(cc::highspeed::HighSpeedVersion::Ns2),
             _ => {}
         }
     }
@@ -321,6 +323,21 @@ mod tests {
             let (mut cc, _) = Stack::Linux2622.build(alg, &Map::new()).unwrap();
             let half = ["reno", "highspeed", "illinois", "lp", "scalable", "vegas", "yeah", "compound"].contains(&alg);
             assert_eq!(cc::CongestionOps::min_cwnd(&mut cc, &s), if half { 40 } else { 80 }, "{alg}");
+        }
+    }
+
+    /// ns-2's own HighSpeed at the ns2 stack, Linux's table elsewhere: after a
+    /// first decrease, cwnd 1000 gives 670 (ns-2's b(1000) = 0.330) and 676
+    /// (the table's 83/256).
+    #[test]
+    fn highspeed_at_ns2_is_ns2_s_own() {
+        for (stack, want) in [(Stack::Ns2, 670), (Stack::Linux2622, 676), (DEFAULT_STACK, 676)] {
+            let (mut cc, _) = stack.build("highspeed", &Map::new()).unwrap();
+            let mut s = cc::CcState::new(1000, 1448);
+            cc::CongestionOps::ssthresh(&mut cc, &s);
+            s.ssthresh = 10;
+            cc::CongestionOps::cong_avoid(&mut cc, &mut s, 1); // finds the table row
+            assert_eq!(cc::CongestionOps::ssthresh(&mut cc, &s), want, "{}", stack.name());
         }
     }
 
