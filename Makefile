@@ -81,6 +81,12 @@ wheel: $(VENV)/.deps
 wheel-test: wheel
 	TCPEVAL_WHEEL_TEST=1 $(VENV)/bin/pytest python/tests/test_wheel.py
 
+# `pip install .` of this checkout into a fresh venv (maturin through
+# pyproject's build backend, its own cargo target directory), then `tcpeval
+# --version` and a tiny run there: minutes, so not in make test.
+pip-test: $(VENV)/.deps
+	TCPEVAL_PIP_TEST=1 $(VENV)/bin/pytest python/tests/test_pip_install.py
+
 test: setup browser testbed-deps ns2-deps pcap-deps test-rust test-python
 
 # The delay line's namespace tests (cargo) and the testbed tests (pytest) need
