@@ -11,7 +11,7 @@ from tcpeval.cc_names import available_algorithms
 ALGOS = [a for a in v.RESPONSE if a in available_algorithms()]
 
 
-@pytest.mark.parametrize("case", v.cases(ALGOS, reduced=True), ids=lambda c: f"{c.cc}-{c.p:g}")
+@pytest.mark.parametrize("case", v.cases(ALGOS, reduced=True), ids=lambda c: f"{c.label}-{c.p:g}")
 def test_mean_window_matches_response_function(case):
     row = v.measure(case)
     assert row["overflow_drops"] == 0, "the path must not limit the window"
