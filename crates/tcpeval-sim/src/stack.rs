@@ -231,8 +231,9 @@ impl Stack {
                 Stack::Linux316 => CubicVersion::V2_3PerAck,
                 _ => CubicVersion::Current,
             }),
-            // The step read at 2.6.22 (2.4 and 2.6.13 are given it unread);
-            // the step from cwnd came later in 2.6 and is the one 3.x runs.
+            // The step read at 2.6.22; 2.6.11's built-in Vegas has it too, so
+            // 2.6.13 between them (2.4 is given it unread); the step from
+            // cwnd came later in 2.6 and is the one 3.x runs.
             Cc::Vegas(v) if matches!(self, Stack::Linux24 | Stack::Linux2613 | Stack::Linux2622) => v.set_version(VegasVersion::Linux26),
             // 2.6.22's ssthresh kept beta of the window (tcp_illinois_ssthresh).
             Cc::Illinois(i) if self == Stack::Linux2622 => i.set_version(IllinoisVersion::Linux2622),
