@@ -27,10 +27,12 @@ flow) ECN negotiation. They are the only packets not from the simulation.
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
-import tempfile
 from pathlib import Path
+
+import numpy as np
 
 PCAP_MAGIC_NS = 0xA1B23C4D  # libpcap's nanosecond-resolution file magic
 LINKTYPE_ETHERNET = 1
@@ -60,28 +62,26 @@ def file_name(point: str) -> str:
 def write_captures(capture: dict, flows: list[dict], directory: Path) -> list[str]:
     """Write one pcap file per capture point into `directory`; returns the file
     names. `flows` are the engine's flow configs (MSS, size, window)."""
-    rows = _rows(capture)
+    cols = _columns(capture)
     names = []
     for k, point in enumerate(capture["points"]):
         name = file_name(point)
-        _write_atomic(directory / name, _pcap(k, rows, flows))
+        _write_atomic(directory / name, _pcap(cols, cols["point"] == k, flows))
         names.append(name)
     return names
 
 
-def _rows(capture: dict) -> list[tuple]:
-    """The capture's rows with each one's SACK blocks as a tuple of pairs."""
-    c = capture
-    out, at = [], 0
-    for i in range(len(c["t_ns"])):
-        n = c["nsack"][i]
-        flat = c["sack"][at:at + 2 * n]
-        at += 2 * n
-        sack = tuple(zip(flat[0::2], flat[1::2], strict=True))
-        out.append((c["point"][i], c["t_ns"][i], c["flow"][i], c["data"][i], c["seq"][i],
-                    c["payload"][i], sack, c["ts_val_ns"][i], c["ts_ecr_ns"][i], c["ecn"][i],
-                    c["ece"][i], c["cwr"][i]))
-    return out
+def _columns(capture: dict) -> dict:
+    """The capture's columns as arrays, and where each row's SACK blocks start
+    in the flat `sack` column."""
+    cols = {c: np.asarray(capture[c], dtype=t) for c, t in (
+        ("t_ns", np.uint64), ("point", np.uint8), ("flow", np.int64), ("data", bool),
+        ("seq", np.uint64), ("payload", np.uint64), ("nsack", np.int64),
+        ("ts_val_ns", np.uint64), ("ts_ecr_ns", np.uint64), ("ecn", np.uint8), ("ece", bool),
+        ("cwr", bool))}
+    cols["sack"] = np.asarray(capture["sack"], dtype=np.uint64)
+    cols["sack_at"] = 2 * (np.cumsum(cols["nsack"]) - cols["nsack"])
+    return cols
 
 
 class _Flow:
@@ -99,27 +99,147 @@ class _Flow:
         self.ports = (SENDER_PORT_BASE + f % 28232, RECEIVER_PORT)
         self.macs = (bytes([2, 0, 0, 1, (f >> 8) & 255, f & 255]),
                      bytes([2, 0, 0, 2, (f >> 8) & 255, f & 255]))
-        self.ip_id = [0, 0]
-
-    def byte(self, seg: int) -> int:
-        """Sequence number of segment `seg`'s first byte (the end for a sized
-        transfer's last segment)."""
-        b = seg * self.mss
-        return min(b, self.size) if self.size is not None else b
 
 
-def _pcap(k: int, rows: list[tuple], flows: list[dict]) -> bytes:
-    parts = [struct.pack("<IHHiIII", PCAP_MAGIC_NS, 2, 4, 0, 0, SNAPLEN, LINKTYPE_ETHERNET)]
-    known: dict[int, _Flow] = {}
-    for row in rows:
-        point, t, f = row[0], row[1], row[2]
-        if point != k:
-            continue
-        if f not in known:
-            known[f] = _Flow(f, flows[f])
-            parts += _handshake(known[f], t)
-        parts.append(_segment(known[f], row))
-    return b"".join(parts)
+@functools.cache
+def _layout(nsack: int) -> np.dtype:
+    """One record (pcap record header, Ethernet, IPv4, TCP with the timestamps
+    option and `nsack` SACK blocks) as a packed structured type, in wire order."""
+    fields = [("sec", "<u4"), ("nsec", "<u4"), ("incl", "<u4"), ("orig", "<u4"),
+              ("eth_dst", "u1", 6), ("eth_src", "u1", 6), ("eth_type", ">u2"),
+              ("vhl", "u1"), ("tos", "u1"), ("ip_len", ">u2"), ("ip_id", ">u2"),
+              ("frag", ">u2"), ("ttl", "u1"), ("proto", "u1"), ("ip_sum", ">u2"),
+              ("ip_src", "u1", 4), ("ip_dst", "u1", 4),
+              ("sport", ">u2"), ("dport", ">u2"), ("seq", ">u4"), ("ack", ">u4"),
+              ("off", "u1"), ("flags", "u1"), ("win", ">u2"), ("tcp_sum", ">u2"),
+              ("urp", ">u2"), ("ts_opt", "u1", 4), ("ts_val", ">u4"), ("ts_ecr", ">u4")]
+    if nsack:
+        fields += [("sack_opt", "u1", 4), ("sack", ">u4", 2 * nsack)]
+    return np.dtype(fields)
+
+
+IP_AT = 16 + 14  # where the IPv4 header starts in a record
+HANDSHAKE_BYTES = 16 + 14 + 20 + 20 + 20  # a SYN's record: options MSS, SACK_OK, TS, WS
+
+
+def _pcap(cols: dict, mask: np.ndarray, flows: list[dict]) -> bytes:
+    """One point's file: its rows in order, each flow's first one preceded by
+    the flow's SYN and SYN-ACK. Records are built as arrays, one structured
+    array per SACK-block count, and put at their offsets."""
+    rows = np.flatnonzero(mask)
+    known, first, fi = np.unique(cols["flow"][rows], return_index=True, return_inverse=True)
+    fls = [_Flow(int(g), flows[int(g)]) for g in known]
+    # Output position of each row: two handshake records before each flow's first.
+    shift = np.zeros(len(rows), dtype=np.int64)
+    shift[first] = 2
+    out_pos = np.arange(len(rows)) + np.cumsum(shift)
+    nsack = cols["nsack"][rows]
+    sizes = np.full(len(rows) + 2 * len(known), HANDSHAKE_BYTES, dtype=np.int64)
+    sizes[out_pos] = np.array([_layout(n).itemsize for n in range(4)])[nsack]
+    offsets = 24 + np.cumsum(sizes) - sizes
+    buf = np.zeros(24 + int(sizes.sum()), dtype=np.uint8)
+    buf[:24] = np.frombuffer(struct.pack("<IHHiIII", PCAP_MAGIC_NS, 2, 4, 0, 0, SNAPLEN,
+                                         LINKTYPE_ETHERNET), dtype=np.uint8)
+    for fl, j in zip(fls, first, strict=True):
+        syn = b"".join(_handshake(fl, int(cols["t_ns"][rows[j]])))
+        at = offsets[out_pos[j] - 2]
+        buf[at:at + len(syn)] = np.frombuffer(syn, dtype=np.uint8)
+    tables = _flow_tables(fls)
+    ip_ids = _ip_ids(fi, cols["data"][rows])
+    for n in range(4):
+        pick = np.flatnonzero(nsack == n)
+        if len(pick):
+            recs = _records(cols, rows[pick], tables, fi[pick], ip_ids[pick], n)
+            _place(buf, recs, offsets[out_pos[pick]], out_pos[pick])
+    return buf.tobytes()
+
+
+def _place(buf: np.ndarray, recs: np.ndarray, at: np.ndarray, pos: np.ndarray) -> None:
+    """Copy records of one size to their offsets, a run of adjacent ones at a
+    time (records of one SACK count mostly follow each other)."""
+    breaks = np.flatnonzero(np.diff(pos) != 1) + 1
+    for a, b in zip(np.r_[0, breaks], np.r_[breaks, len(pos)], strict=True):
+        buf[at[a]:at[a] + (b - a) * recs.shape[1]] = recs[a:b].ravel()
+
+
+def _flow_tables(fls: list[_Flow]) -> dict:
+    """Per captured flow (in `known` order): what its packets' headers take."""
+    u8 = lambda xs: np.array([list(x) for x in xs], dtype=np.uint8).reshape(len(xs), -1)  # noqa: E731
+    return {"mss": np.array([f.mss for f in fls], dtype=np.uint64),
+            "size": np.array([-1 if f.size is None else f.size for f in fls], dtype=np.int64),
+            "win": np.array([f.window for f in fls], dtype=np.uint16),
+            "port": np.array([f.ports[0] for f in fls], dtype=np.uint16),
+            "ip": [u8([f.ips[side] for f in fls]) for side in (0, 1)],
+            "mac": [u8([f.macs[side] for f in fls]) for side in (0, 1)]}
+
+
+def _ip_ids(fi: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """Each packet's IPv4 identification: per flow and side, counting on from
+    the handshake's 1."""
+    key = fi * 2 + (~data).astype(np.int64)
+    order = np.argsort(key, kind="stable")
+    k = key[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    count = np.arange(len(k)) - np.repeat(starts, np.diff(np.r_[starts, len(k)]))
+    ids = np.empty(len(k), dtype=np.int64)
+    ids[order] = count + 2
+    return ids & 0xFFFF
+
+
+def _bytes_of(seg: np.ndarray, fi: np.ndarray, tables: dict) -> np.ndarray:
+    """Sequence numbers (mod 2^32) of segment numbers: n x MSS, capped at a
+    sized transfer's length."""
+    b = seg * tables["mss"][fi]
+    size = tables["size"][fi]
+    b = np.where(size >= 0, np.minimum(b, size.clip(0).astype(np.uint64)), b)
+    return b & np.uint64(ISN)
+
+
+def _records(cols: dict, rows: np.ndarray, tables: dict, fi: np.ndarray, ip_ids: np.ndarray,
+             nsack: int) -> np.ndarray:
+    """The records of `rows` (each with `nsack` SACK blocks), one row of bytes each."""
+    data = cols["data"][rows]
+    side = (~data).astype(np.int64)  # 0: the sender's packet, 1: the receiver's
+    t = cols["t_ns"][rows]
+    payload = np.where(data, cols["payload"][rows], 0)
+    rec = np.zeros(len(rows), dtype=_layout(nsack))
+    opt_len = 12 + (4 + 8 * nsack if nsack else 0)
+    rec["sec"], rec["nsec"] = t // 10**9, t % 10**9
+    rec["incl"] = rec.itemsize - 16
+    rec["orig"] = rec.itemsize - 16 + payload
+    for name, table in (("eth_src", "mac"), ("ip_src", "ip")):
+        own = np.where(side[:, None] == 0, tables[table][0][fi], tables[table][1][fi])
+        other = np.where(side[:, None] == 0, tables[table][1][fi], tables[table][0][fi])
+        rec[name] = own
+        rec[name.replace("src", "dst")] = other
+    rec["eth_type"] = 0x0800
+    rec["vhl"], rec["tos"], rec["frag"], rec["ttl"], rec["proto"] = 0x45, 0, 0x4000, 64, 6
+    rec["tos"] = cols["ecn"][rows]
+    rec["ip_len"] = 20 + 20 + opt_len + payload
+    rec["ip_id"] = ip_ids
+    port = tables["port"][fi]
+    rec["sport"] = np.where(data, port, RECEIVER_PORT)
+    rec["dport"] = np.where(data, RECEIVER_PORT, port)
+    seq = _bytes_of(cols["seq"][rows], fi, tables)
+    rec["seq"] = np.where(data, seq, 0)
+    rec["ack"] = np.where(data, 0, seq)
+    rec["off"] = (20 + opt_len) // 4 << 4
+    rec["flags"] = (ACK | np.where(data, PSH, 0) | np.where(cols["ece"][rows], ECE, 0)
+                    | np.where(cols["cwr"][rows], CWR, 0))
+    rec["win"] = tables["win"][fi]
+    rec["ts_opt"] = [NOP, NOP, OPT_TS, 10]
+    rec["ts_val"] = (cols["ts_val_ns"][rows] // 1_000_000) & np.uint64(ISN)
+    rec["ts_ecr"] = (cols["ts_ecr_ns"][rows] // 1_000_000) & np.uint64(ISN)
+    if nsack:
+        rec["sack_opt"] = [NOP, NOP, OPT_SACK, 2 + 8 * nsack]
+        at = cols["sack_at"][rows][:, None] + np.arange(2 * nsack)
+        rec["sack"] = _bytes_of(cols["sack"][at], fi[:, None], tables)
+    out = rec.view(np.uint8).reshape(len(rows), rec.itemsize)
+    ip = out[:, IP_AT:IP_AT + 20].copy().view(">u2").astype(np.uint32).sum(axis=1)
+    ip = (ip & 0xFFFF) + (ip >> 16)
+    ip = (ip & 0xFFFF) + (ip >> 16)
+    rec["ip_sum"] = ~ip & 0xFFFF
+    return out
 
 
 def _handshake(fl: _Flow, t: int) -> list[bytes]:
@@ -130,40 +250,20 @@ def _handshake(fl: _Flow, t: int) -> list[bytes]:
             + struct.pack("!BBII", OPT_TS, 10, 0, 0) + bytes([NOP, OPT_WSCALE, 3, fl.wscale]))
     syn = SYN | (ECE | CWR if fl.ecn else 0)
     synack = SYN | ACK | (ECE if fl.ecn else 0)
-    return [_packet(fl, t, 0, ISN, 0, syn, 0xFFFF, opts, 0, 0),
-            _packet(fl, t, 1, ISN, 0, synack, 0xFFFF, opts, 0, 0)]
+    return [_syn_packet(fl, t, 0, syn, opts), _syn_packet(fl, t, 1, synack, opts)]
 
 
-def _segment(fl: _Flow, row: tuple) -> bytes:
-    _, t, _, data, seq, payload, sack, ts_val, ts_ecr, ecn, ece, cwr = row
-    flags = ACK | (ECE if ece else 0) | (CWR if cwr else 0)
-    opts = bytes([NOP, NOP]) + struct.pack("!BBII", OPT_TS, 10, _ts(ts_val), _ts(ts_ecr))
-    if sack:
-        blocks = b"".join(struct.pack("!II", fl.byte(a) & ISN, fl.byte(b) & ISN) for a, b in sack)
-        opts += bytes([NOP, NOP, OPT_SACK, 2 + len(blocks)]) + blocks
-    if data:
-        return _packet(fl, t, 0, fl.byte(seq) & ISN, 0, flags | PSH, fl.window, opts, payload,
-                       ecn)
-    return _packet(fl, t, 1, 0, fl.byte(seq) & ISN, flags, fl.window, opts, 0, ecn)
-
-
-def _ts(t_ns: int) -> int:
-    return (t_ns // 1_000_000) & 0xFFFFFFFF
-
-
-def _packet(fl: _Flow, t: int, side: int, seq: int, ack: int, flags: int, window: int,
-            opts: bytes, payload: int, ecn: int) -> bytes:
-    """One record: side 0 is the sender's packet, 1 the receiver's."""
+def _syn_packet(fl: _Flow, t: int, side: int, flags: int, opts: bytes) -> bytes:
+    """A handshake record: side 0 is the sender's packet, 1 the receiver's; each
+    side's first IPv4 identification, 1."""
     src, dst = fl.ips[side], fl.ips[1 - side]
-    tcp = _TCP.pack(fl.ports[side], fl.ports[1 - side], seq, ack, (5 + len(opts) // 4) << 4,
-                    flags, window, 0, 0) + opts
-    total = _IP.size + len(tcp) + payload
-    fl.ip_id[side] = (fl.ip_id[side] + 1) & 0xFFFF
-    ip = _IP.pack(0x45, ecn, total, fl.ip_id[side], 0x4000, 64, 6, 0, src, dst)
+    # The SYN-ACK acknowledges ISN + 1 = 0.
+    tcp = _TCP.pack(fl.ports[side], fl.ports[1 - side], ISN, 0,
+                    (5 + len(opts) // 4) << 4, flags, 0xFFFF, 0, 0) + opts
+    ip = _IP.pack(0x45, 0, _IP.size + len(tcp), 1, 0x4000, 64, 6, 0, src, dst)
     ip = ip[:10] + struct.pack("!H", _checksum(ip)) + ip[12:]
     frame = _ETH.pack(fl.macs[1 - side], fl.macs[side], 0x0800) + ip + tcp
-    return _REC.pack(t // 1_000_000_000, t % 1_000_000_000, len(frame),
-                     len(frame) + payload) + frame
+    return _REC.pack(t // 1_000_000_000, t % 1_000_000_000, len(frame), len(frame)) + frame
 
 
 def _checksum(header: bytes) -> int:
@@ -175,11 +275,11 @@ def _checksum(header: bytes) -> int:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tcpeval-pcap-")
+    """Write under a temporary name, then rename into place."""
+    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
