@@ -21,8 +21,9 @@ What the headers carry:
   and 6.1) as the engine set them.
 The engine opens connections without a handshake: each flow's packets at a
 point are preceded by a synthetic SYN and SYN-ACK at its first packet's time,
-so tools learn the window scale, SACK-permitted, timestamps and (for an ECN
-flow) ECN negotiation. They are the only packets not from the simulation.
+so tools learn the window scale, SACK-permitted, timestamps and (for a flow
+configured with ECN or whose data is ECN-capable) ECN negotiation. They are
+the only packets not from the simulation.
 """
 
 from __future__ import annotations
@@ -129,6 +130,12 @@ def _pcap(cols: dict, mask: np.ndarray, flows: list[dict]) -> bytes:
     rows = np.flatnonzero(mask)
     known, first, fi = np.unique(cols["flow"][rows], return_index=True, return_inverse=True)
     fls = [_Flow(int(g), flows[int(g)]) for g in known]
+    # A flow whose data is ECN-capable negotiated ECN (an algorithm that needs
+    # it, as DCTCP, uses it whatever the flow's `ecn` says).
+    ect = np.zeros(len(known), dtype=bool)
+    np.logical_or.at(ect, fi, (cols["ecn"][rows] != 0) & cols["data"][rows])
+    for fl, e in zip(fls, ect, strict=True):
+        fl.ecn |= bool(e)
     # Output position of each row: two handshake records before each flow's first.
     shift = np.zeros(len(rows), dtype=np.int64)
     shift[first] = 2

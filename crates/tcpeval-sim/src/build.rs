@@ -6,11 +6,11 @@ use crate::stack::Stack;
 use crate::net::topology::{chain, HopSpec, HostSpec, NodeKind, Topology};
 use crate::net::{Discipline, Limit, Queue, Red};
 use crate::tcp::ecn::EcnMode;
+use crate::tcp::rack::LossDetection;
 use crate::tcp::{Receiver, ReceiverConfig, Sender, SenderConfig};
 use crate::time::{Time, SEC};
 use crate::traffic::UdpSource;
 
-use crate::tcp::rack::LossDetection;
 /// Packet size used to convert byte buffers to RED's packet thresholds.
 const RED_PKT_BYTES: f64 = crate::consts::MTU_BYTES as f64;
 /// Floyd, "RED: Discussions of Setting Parameters" (1997): max_p = 0.1.

@@ -237,6 +237,10 @@ fn stack_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Sch
     one_of(&names, Some(crate::stack::DEFAULT_STACK.name()))
 }
 
+fn loss_detection_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    one_of(&crate::tcp::rack::LOSS_DETECTION_NAMES, None)
+}
+
 fn default_stack() -> String {
     crate::stack::DEFAULT_STACK.name().into()
 }
@@ -296,10 +300,6 @@ pub struct FlowConfig {
     #[serde(default = "default_delack")]
     pub delack_timeout_ns: u64,
     /// Initial window in segments: Linux TCP_INIT_CWND (RFC 6928).
-fn loss_detection_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
-    one_of(&crate::tcp::rack::LOSS_DETECTION_NAMES, None)
-}
-
     #[serde(default = "default_iw")]
     pub initial_cwnd: u32,
     /// "forward" (data over the forward bottleneck) or "reverse".
@@ -339,6 +339,12 @@ fn loss_detection_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::sc
     /// it whatever this says, as Linux's `tcp_ca_needs_ecn`.
     #[serde(default)]
     pub ecn: bool,
+    /// How the sender detects losses: "dupthresh" (RFC 6675), "dupthresh-tlp"
+    /// (with the tail loss probe) or "rack" (RACK-TLP, RFC 8985); absent: the
+    /// stack's (docs/stacks.md). Without SACK, NewReno's DupThresh.
+    #[serde(default)]
+    #[schemars(schema_with = "loss_detection_schema")]
+    pub loss_detection: Option<String>,
 }
 
 fn default_mss() -> u32 {
@@ -398,12 +404,6 @@ impl From<ConfigError> for String {
 }
 
 fn err(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
-    /// How the sender detects losses: "dupthresh" (RFC 6675), "dupthresh-tlp"
-    /// (with the tail loss probe) or "rack" (RACK-TLP, RFC 8985); absent: the
-    /// stack's (docs/stacks.md). Without SACK, NewReno's DupThresh.
-    #[serde(default)]
-    #[schemars(schema_with = "loss_detection_schema")]
-    pub loss_detection: Option<String>,
     ConfigError { path: path.into(), message: message.into() }
 }
 
@@ -696,6 +696,9 @@ impl FlowConfig {
         if self.bytes == Some(0) {
             return Err(err(format!("flows[{i}].bytes"), "must be positive"));
         }
+        if let Some(rule) = &self.loss_detection {
+            LossDetection::from_name(rule).map_err(|m| err(format!("flows[{i}].loss_detection"), m))?;
+        }
         let stack = Stack::from_name(&self.stack).map_err(|m| err(format!("flows[{i}].stack"), m))?;
         let (cc, _) = stack.build(&self.cc, &self.params).map_err(|e| err(format!("flows[{i}].{}", e.field), e.message))?;
         Ok(cc)
@@ -800,9 +803,6 @@ mod tests {
         let cubic = by_cc.iter().find(|c| c["if"]["properties"]["cc"]["enum"][0] == "cubic").unwrap();
         assert_eq!(cubic["then"]["properties"]["params"]["properties"]["beta"]["maximum"], 0.95);
     }
-        if let Some(rule) = &self.loss_detection {
-            LossDetection::from_name(rule).map_err(|m| err(format!("flows[{i}].loss_detection"), m))?;
-        }
 
     #[test]
     fn validation_errors_carry_the_path_apart_from_the_message() {

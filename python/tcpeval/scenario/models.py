@@ -94,6 +94,8 @@ class Flow(_Model):
     max_window: Window | None = None
     bytes: Size | None = None
     sack: bool = True
+    # "dupthresh", "dupthresh-tlp" or "rack" (the engine checks); None: the stack's.
+    loss_detection: str | None = None
     delayed_ack: bool = True
     # None: the stack's own (docs/stacks.md; today's: 40 ms and 10 segments).
     delack_timeout: Time | None = None
@@ -137,8 +139,6 @@ class RttDist(_Model):
     # A lognormal sigma above 3 spreads RTTs over 10^15 (past any time bound).
     sigma: float = Field(0.8, gt=0, le=3)
     file: str | None = None
-    # "dupthresh", "dupthresh-tlp" or "rack" (the engine checks); None: the stack's.
-    loss_detection: str | None = None
 
     @field_validator("kind")
     @classmethod

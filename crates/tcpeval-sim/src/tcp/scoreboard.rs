@@ -60,6 +60,8 @@ pub struct Scoreboard {
     retx_hint: u64,
     /// Retransmissions in flight, in the order sent (so retrans_hi is sorted).
     pub(super) retrans_fifo: VecDeque<u64>,
+    /// RACK finds lost retransmissions by time (tcp::rack): no order kept.
+    rack: bool,
 }
 
 impl Scoreboard {
@@ -67,8 +69,6 @@ impl Scoreboard {
         Scoreboard {
             sack,
             snd_una: 0,
-    /// RACK finds lost retransmissions by time (tcp::rack): no order kept.
-    rack: bool,
             snd_nxt: 0,
             segs: VecDeque::with_capacity(capacity as usize),
             sacked_out: 0,
@@ -78,7 +78,14 @@ impl Scoreboard {
             lost_scan: 0,
             retx_hint: 0,
             retrans_fifo: VecDeque::new(),
+            rack: false,
         }
+    }
+
+    /// Losses are detected by RACK (tcp::rack), not by `mark_lost_sack` and
+    /// `mark_lost_retrans`.
+    pub fn use_rack(&mut self) {
+        self.rack = true;
     }
 
     pub fn packets_out(&self) -> u64 {
@@ -86,16 +93,9 @@ impl Scoreboard {
     }
 
     /// Linux `tcp_packets_in_flight`: packets_out - sacked_out - lost_out + retrans_out.
-            rack: false,
     pub fn in_flight(&self) -> u64 {
         (self.packets_out() + self.retrans_out as u64).saturating_sub(self.sacked_out as u64 + self.lost_out as u64)
     }
-    /// Losses are detected by RACK (tcp::rack), not by `mark_lost_sack` and
-    /// `mark_lost_retrans`.
-    pub fn use_rack(&mut self) {
-        self.rack = true;
-    }
-
 
     pub(super) fn seg(&mut self, seq: u64) -> &mut Seg {
         &mut self.segs[(seq - self.snd_una) as usize]

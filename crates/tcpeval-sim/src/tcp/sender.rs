@@ -322,8 +322,8 @@ impl Sender {
         } else {
             delivered = self.board.count_dupacks(acked, delivered);
         }
-        (track, delivered)
         self.rack.advance(&rack_ack);
+        (track, delivered)
     }
 
     /// The ACK's RTT samples (tcp::rtt::RttTrack::samples) feed the estimator;
@@ -340,8 +340,8 @@ impl Sender {
     fn local_congestion(&mut self) {
         if self.recovery.enter_cwr(&self.board, &mut self.cc, &mut self.s) {
             self.counters.local_congestion += 1;
-            self.ecn.queue_cwr();
             self.end_tlp_episode();
+            self.ecn.queue_cwr();
         }
     }
 
@@ -387,12 +387,12 @@ impl Sender {
             return;
         }
         self.sync_state(now);
-        self.counters.timeouts += 1;
         match std::mem::take(&mut self.timer) {
             XmitTimer::Probe => return self.send_loss_probe(now, out),
             XmitTimer::Reorder => return self.on_reorder_timer(now, out),
             XmitTimer::Rto => {}
         }
+        self.counters.timeouts += 1;
         self.end_tlp_episode();
         if self.use_rack {
             self.rack.mark_lost_on_timeout(&mut self.board, now);
@@ -429,8 +429,8 @@ impl Sender {
     /// Send while the window allows: lost segments first, then new data.
     pub fn send(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.nic_blocked = false;
-        while self.in_flight() < self.s.cwnd as u64 && !self.pacing_wait(now) {
         let (prior_out, prior_nxt, sent_before) = (self.packets_out(), self.snd_nxt(), self.counters.segments_sent);
+        while self.in_flight() < self.s.cwnd as u64 && !self.pacing_wait(now) {
             if self.nic_room == Some(0) {
                 self.nic_blocked = true;
                 self.local_congestion();
@@ -531,9 +531,6 @@ impl Sender {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
 // ----- RACK-TLP (tcp::rack): loss detection and the timer's other uses -----------
 
 impl Sender {
@@ -720,6 +717,9 @@ impl Sender {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
     use crate::cc::Reno;
     use crate::time::MS;
 
