@@ -164,9 +164,10 @@ def test_a_bad_capture_names_the_scenario_field(tmp_path):
     for override, want in [("run.pcap.flows=[5]", "run.pcap.flows[0]: no flow 5"),
                            ('run.pcap.where="core"', "run.pcap.where: unknown capture point"),
                            ('run.pcap.where=["sender", "hop3"]', "run.pcap.where[1]: unknown"),
-                           ("run.pcap.max_packets=0", "run.pcap.max_packets: must be >= 1")]:
+                           ("run.pcap.max_packets=0", "run.pcap.max_packets: must be >= 1"),
+                           ("run.backend=testbed", "run.pcap: the testbed backend does not")]:
         with pytest.raises(ScenarioError, match=re.escape(want)):
-            run(path, overrides=[override])
+            run(path, overrides=['run.pcap.where="sender"', override])
 
 
 def test_without_pcap_nothing_is_captured_or_written(tmp_path):

@@ -242,6 +242,9 @@ def resolve(sc: Scenario, *, seed: int | None = None, base_dir: Path | None = No
         },
     }
     if run.pcap is not None:
+        if run.backend == "testbed":
+            raise ScenarioError("run.pcap: the testbed backend does not capture packets "
+                                "(tcpdump on its interfaces does); allowed with backend sim")
         out["capture"] = _capture(run.pcap, logical)
     _check_in_engine(sc, out)
     return out
