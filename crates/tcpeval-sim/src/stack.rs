@@ -270,6 +270,12 @@ mod tests {
         assert_eq!(e.field, "cc");
         assert_eq!(e.message, "stack linux-2.4 offers reno, scalable, highspeed, htcp, bic, fast, vegas, westwood, hstcplp, lp, not 'cubic'");
         assert!(Stack::Linux316.offers("bbr").is_err());
+        // BBRv3 is today's stack's only (google/bbr v3 is based on Linux 6.x).
+        for stack in STACKS.into_iter().filter(|s| *s != Stack::Linux66) {
+            let e = stack.build("bbr3", &Map::new()).unwrap_err();
+            assert!(e.message.ends_with(", not 'bbr3'") && e.message.contains("offers reno"), "{e}");
+        }
+        assert!(Stack::Linux66.offers("bbr3").is_ok());
         assert!(Stack::Linux24.offers("newreno").is_ok(), "aliases resolve");
         let e = Stack::Linux2622.build("foo", &Map::new()).unwrap_err();
         assert!(e.message.starts_with("unknown algorithm 'foo'"), "{e}");

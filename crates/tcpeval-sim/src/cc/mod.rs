@@ -17,6 +17,7 @@ use schemars::schema::RootSchema;
 use serde_json::{Map, Value};
 
 pub mod bbr;
+pub mod bbr3;
 pub mod bic;
 pub mod compound;
 pub mod cubic;
@@ -36,6 +37,7 @@ pub mod westwood;
 pub mod yeah;
 
 pub use bbr::Bbr;
+pub use bbr3::Bbr3;
 pub use bic::Bic;
 pub use compound::Compound;
 pub use cubic::Cubic;
@@ -200,6 +202,12 @@ pub struct RateSample {
     pub delivered_ce: u64,
     /// Packets in flight before this ACK.
     pub prior_in_flight: u32,
+    /// Packets in flight when the sampled packet was sent, itself included
+    /// (BBRv3's `rs->tx_in_flight`, from `tcp_set_tx_in_flight`).
+    pub tx_in_flight: u32,
+    /// Packets marked lost since the sampled packet was sent (BBRv3's
+    /// `rs->lost = tp->lost - scb->tx.lost`).
+    pub lost: u64,
     /// Total delivered when the sampled packet was sent (Linux `prior_delivered`).
     pub prior_delivered: u64,
     /// RTT sample from this ACK, if any.
@@ -409,6 +417,7 @@ pub const REGISTRY: &[Algorithm] = &[
     algorithm!(&["yeah"], yeah::YeahConfig, |c| Cc::Yeah(Yeah::new(c))),
     algorithm!(&["bbr"], bbr::BbrConfig, |c| Cc::Bbr(Bbr::new(&c))),
     algorithm!(&["dctcp"], dctcp::DctcpConfig, |c| Cc::Dctcp(Dctcp::new(&c))),
+    algorithm!(&["bbr3"], bbr3::Bbr3Config, |c| Cc::Bbr3(Bbr3::new(&c))),
 ];
 
 /// Names accepted in scenarios, aliases included, in registry order.
@@ -452,6 +461,7 @@ pub enum Cc {
     Compound(Compound),
     Illinois(Illinois),
     Bbr(Bbr),
+    Bbr3(Bbr3),
     Yeah(Yeah),
     Dctcp(Dctcp),
 }
@@ -490,6 +500,7 @@ impl Cc {
             Cc::Compound(c) => c,
             Cc::Illinois(c) => c,
             Cc::Bbr(c) => c,
+            Cc::Bbr3(c) => c,
             Cc::Yeah(c) => c,
             Cc::Dctcp(c) => c,
         }
@@ -523,7 +534,7 @@ impl CongestionOps for Cc {
     }
     /// The algorithms whose `cong_control` owns the window.
     fn owns_window(&self) -> bool {
-        matches!(self, Cc::Bbr(_))
+        matches!(self, Cc::Bbr(_) | Cc::Bbr3(_))
     }
     fn min_cwnd(&mut self, s: &CcState) -> u32 {
         self.ops().min_cwnd(s)

@@ -21,6 +21,8 @@ pub struct RateTrack {
     send_interval: Time,
     app_limited: bool,
     prior_delivered_ce: u32,
+    in_flight_at_tx: u32,
+    lost_at_tx: u64,
     pub rtt: RttTrack,
 }
 
@@ -51,7 +53,19 @@ impl RateTrack {
             send_interval: seg.tx_time.saturating_sub(seg.first_tx),
             app_limited: seg.flags & APP_LIMITED != 0,
             prior_delivered_ce: seg.delivered_ce_at_tx,
+            in_flight_at_tx: seg.in_flight_at_tx,
+            lost_at_tx: seg.lost_at_tx,
         };
+    }
+
+    /// Packets marked lost since the sampled segment was sent, given the
+    /// count now (`tp->lost - rs->prior_lost`); 0 without a sample.
+    pub fn lost_since_tx(&self, lost_now: u64) -> u64 {
+        if self.have {
+            lost_now.saturating_sub(self.lost_at_tx)
+        } else {
+            0
+        }
     }
 }
 
@@ -120,6 +134,7 @@ impl RateState {
             interval: if valid { interval } else { 0 },
             is_app_limited: track.app_limited,
             prior_delivered: track.prior_delivered,
+            tx_in_flight: track.in_flight_at_tx,
             ..RateSample::default()
         }
     }

@@ -42,6 +42,10 @@ pub struct Seg {
     /// CE-marked deliveries when it was sent (Linux `tx.delivered_ce`, fewer
     /// bits there too; differences wrap), for RateSample.delivered_ce.
     pub(super) delivered_ce_at_tx: u32,
+    /// Packets in flight after this transmission and `lost` then (BBRv3's
+    /// `tx.in_flight`, `tx.lost`: net/ipv4/tcp_rate.c `tcp_set_tx_in_flight`).
+    pub(super) in_flight_at_tx: u32,
+    pub(super) lost_at_tx: u64,
 }
 
 pub struct Scoreboard {
@@ -52,6 +56,9 @@ pub struct Scoreboard {
     pub(super) sacked_out: u32,
     pub(super) lost_out: u32,
     retrans_out: u32,
+    /// Packets ever marked lost (Linux `tp->lost`, counted in
+    /// `tcp_mark_skb_lost`); BBRv3 reads loss rates from it.
+    pub(super) lost: u64,
     /// Our SACK knowledge above snd_una: sorted, disjoint, non-adjacent ranges.
     pub(super) sacked: VecDeque<SegRange>,
     /// Segments below this have been checked by the IsLost rule.
@@ -74,6 +81,7 @@ impl Scoreboard {
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
+            lost: 0,
             sacked: VecDeque::new(),
             lost_scan: 0,
             retx_hint: 0,
@@ -108,6 +116,15 @@ impl Scoreboard {
         self.snd_nxt - 1
     }
 
+    /// Stamp segment `seq`, just sent, with the flight it joined (BBRv3's
+    /// `tcp_set_tx_in_flight`: in flight including it, and `tp->lost`).
+    pub fn stamp_flight(&mut self, seq: u64) {
+        let (in_flight, lost) = (self.in_flight() as u32, self.lost);
+        let seg = self.seg(seq);
+        seg.in_flight_at_tx = in_flight;
+        seg.lost_at_tx = lost;
+    }
+
     /// Segment `seq` is retransmitted now.
     pub fn note_retransmit(&mut self, seq: u64) {
         let hi = self.snd_nxt;
@@ -137,6 +154,11 @@ impl Scoreboard {
         }
         let was = seg.flags;
         seg.flags = (was | LOST) & !RETRANS;
+        // tp->lost counts a segment again when a retransmission is lost
+        // (Linux `tcp_sum_lost`).
+        if was & LOST == 0 || was & RETRANS != 0 {
+            self.lost += 1;
+        }
         if was & LOST == 0 {
             self.lost_out += 1;
         }
@@ -285,6 +307,7 @@ impl Scoreboard {
             }
         }
         self.lost_out += newly;
+        self.lost += newly as u64;
         self.lost_scan = self.lost_scan.max(limit);
         newly
     }
@@ -319,6 +342,7 @@ impl Scoreboard {
             self.retx_hint = self.retx_hint.min(seq);
             newly += 1;
         }
+        self.lost += newly as u64;
         newly
     }
 
@@ -327,6 +351,7 @@ impl Scoreboard {
         if self.snd_una < self.snd_nxt && self.seg(self.snd_una).flags & (SACKED | LOST | RETRANS) == 0 {
             self.seg(self.snd_una).flags |= LOST;
             self.lost_out += 1;
+            self.lost += 1;
             self.retx_hint = self.snd_una;
         }
     }
@@ -340,6 +365,11 @@ impl Scoreboard {
         let mut lost = 0;
         for seg in self.segs.iter_mut() {
             if seg.flags & SACKED == 0 {
+                // Counted again only if not lost or since retransmitted
+                // (Linux `tcp_sum_lost`).
+                if seg.flags & (LOST | RETRANS) != LOST {
+                    self.lost += 1;
+                }
                 seg.flags = LOST;
                 lost += 1;
             }

@@ -287,6 +287,7 @@ impl Sender {
         let mut rs = self.rate.sample(&track, now, self.s.delivered, self.rtt.min_rtt);
         rs.acked_sacked = delivered;
         rs.losses = newly_lost;
+        rs.lost = track.lost_since_tx(self.board.lost);
         rs.prior_in_flight = prior_in_flight;
         if self.ecn.on() {
             rs.delivered_ce = track.delivered_ce_since(self.s.delivered_ce);
@@ -512,6 +513,7 @@ impl Sender {
         self.board.note_retransmit(seq);
         self.counters.retransmits += 1;
         self.rate.stamp(self.board.seg(seq), now, false, self.s.delivered);
+        self.board.stamp_flight(seq);
         self.emit(seq, false, now, out);
     }
 
@@ -522,6 +524,7 @@ impl Sender {
         }
         let seq = self.board.push_new();
         self.rate.stamp(self.board.seg(seq), now, network_empty, self.s.delivered);
+        self.board.stamp_flight(seq);
         self.emit(seq, true, now, out);
     }
 
@@ -683,6 +686,7 @@ impl Sender {
             self.board.note_probe(last);
             self.counters.retransmits += 1;
             self.rate.stamp(self.board.seg(last), now, false, self.s.delivered);
+            self.board.stamp_flight(last);
             self.emit(last, false, now, out);
         } else {
             self.send_new(now, out);

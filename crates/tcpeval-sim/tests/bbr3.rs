@@ -1,0 +1,61 @@
+//! BBRv3 behaviour (issue 33.4): the behaviour tests BBR v1 has (tests/bbr.rs)
+//! and its coexistence with CUBIC and with itself. 100 Mbit/s, 40 ms: a BDP of
+//! 334 packets.
+mod common;
+use common::*;
+
+#[test]
+fn bbr3_alone_fills_a_one_bdp_dumbbell_with_a_small_queue() {
+    let r = run_checked(dumbbell(100e6, 40, 1.0, 30, vec![flow("bbr3", 40, 0.0)]));
+    let u = utilization(&r, 100e6, 5.0, 30.0);
+    assert!(u >= 0.95, "utilization {u}");
+    // PROBE_BW cruises below inflight_hi with 15% headroom and drains after
+    // each probe: the standing queue is a small part of the BDP.
+    let q = mean_queue(&r, 5.0);
+    assert!(q < 0.25 * 334.0, "mean queue {q:.1} packets");
+}
+
+/// BBRv3 responds to loss once a round has any (bw_lo, inflight_lo to 0.7,
+/// not below the last round's delivery) and ends a probe above 2%, so random
+/// loss costs it throughput where v1, which ignores loss, keeps the link; at
+/// 1% it still keeps most of it (the design tolerates random loss below
+/// loss_thresh: tcp_bbr.c's comment on bbr_bw_probe_max_rounds), unlike CUBIC.
+#[test]
+fn at_one_percent_loss_bbr3_keeps_most_of_the_link_but_less_than_v1() {
+    let run = |cc: &str| {
+        let mut cfg = dumbbell(100e6, 40, 1.0, 30, vec![flow(cc, 40, 0.0)]);
+        cfg.network.hops[0].loss = 0.01;
+        goodput_mbps(&run_checked(cfg), 0, 10.0, 30.0)
+    };
+    let (v3, v1, cubic) = (run("bbr3"), run("bbr"), run("cubic"));
+    assert!(v3 >= 50.0, "BBRv3 goodput {v3:.1} Mbit/s at 1% loss");
+    assert!(v3 < 0.85 * v1, "BBRv3 {v3:.1} vs v1 {v1:.1} Mbit/s");
+    assert!(cubic < 10.0 && v3 > 5.0 * cubic, "CUBIC {cubic:.1} Mbit/s");
+}
+
+fn shares(cc: &str, buffer_bdp: f64) -> (f64, f64) {
+    let r = run_checked(dumbbell(100e6, 40, buffer_bdp, 40, vec![flow(cc, 40, 0.0), flow("cubic", 40, 0.0)]));
+    (goodput_mbps(&r, 0, 15.0, 40.0), goodput_mbps(&r, 1, 15.0, 40.0))
+}
+
+/// With a 2-BDP buffer neither starves; with a shallow one (0.5 BDP) CUBIC
+/// keeps several times what v1 leaves it (the v2/v3 loss response, Cardwell
+/// et al. IETF 117 and 119).
+#[test]
+fn bbr3_shares_with_cubic_and_leaves_it_more_than_v1_in_a_shallow_buffer() {
+    let (b, c) = shares("bbr3", 2.0);
+    let share = b / (b + c);
+    assert!((0.3..=0.75).contains(&share), "BBRv3 {b:.1}, CUBIC {c:.1} Mbit/s");
+    let (_, with_v3) = shares("bbr3", 0.5);
+    let (_, with_v1) = shares("bbr", 0.5);
+    assert!(with_v3 > 2.0 * with_v1, "CUBIC gets {with_v3:.1} Mbit/s beside BBRv3, {with_v1:.1} beside v1");
+}
+
+#[test]
+fn two_bbr3_flows_converge_to_a_fair_share() {
+    // The second starts 5 s later; shares measured from 20 s on.
+    let r = run_checked(dumbbell(100e6, 40, 1.0, 60, vec![flow("bbr3", 40, 0.0), flow("bbr3", 40, 5.0)]));
+    let (a, b) = (goodput_mbps(&r, 0, 20.0, 60.0), goodput_mbps(&r, 1, 20.0, 60.0));
+    assert!(jain(&[a, b]) >= 0.95, "{a:.1} and {b:.1} Mbit/s");
+    assert!(a + b >= 90.0, "together {:.1} Mbit/s", a + b);
+}
