@@ -385,7 +385,9 @@ def _scatter_section(df, group: str) -> Section:
 
 
 def _per_run(df, group: str):
-    """One row per run: its flows' total throughput and mean smoothed RTT."""
+    """One row per run: its flows' total throughput and mean smoothed RTT; a
+    run whose flows differ in `group` (cc, with mixed algorithms) is in its
+    first flow's group."""
     df = df.assign(**{group: df[group].astype(str)})
     per = df.groupby("run_id", sort=False).agg(
         throughput_mbps=("throughput_mbps", "sum"), delay_ms=("mean_srtt_ms", "mean"),
