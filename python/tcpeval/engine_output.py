@@ -49,13 +49,16 @@ class Link:
     drops_random: int
     drops_early: int
     max_queue_pkts: int
+    # CE marks (ECN) instead of drops, or step marking (issue 33).
+    marks: int = 0
 
     @classmethod
     def from_json(cls, d: dict) -> Link:
-        # Runs stored before AQM existed have no early drops.
+        # Runs stored before AQM existed have no early drops; the engine leaves
+        # `marks` out when there are none.
         return cls(d["name"], d["capacity_bps"], d["tx_data_packets"], d["arrivals"],
                    d["drops_overflow"], d["drops_random"], d.get("drops_early", 0),
-                   d["max_queue_pkts"])
+                   d["max_queue_pkts"], d.get("marks", 0))
 
     @property
     def drops(self) -> int:

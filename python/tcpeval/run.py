@@ -406,7 +406,11 @@ def _link_summary(link: Link, links, queue, start, end) -> dict:
     delay = (metrics.queueing_delay(queue, link.capacity_bps, link.name, start, end)
              if queue is not None and len(queue) else {})
     window_loss = metrics.loss_rate(links, start, end, link.name) if len(links) else 0.0
+    # ECN marks of the whole run, where the queue marked at all (so runs
+    # without ECN summarise as before).
+    marks = {"marks_total": link.marks} if link.marks else {}
     return {
+        **marks,
         "name": link.name,
         "capacity_mbps": link.capacity_bps / 1e6,
         # No interval in the window (or no link table): 0, not null, as always.

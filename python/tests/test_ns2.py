@@ -126,6 +126,8 @@ def test_buffer_and_delays_follow_the_scenario(rate_mbps, rtt_ms, share, delay_m
     ("flows.0.params={hystart=true}", "flows[0].params.hystart"),
     ("flows.0.params={c=0.4,hystart_detect=2}", "flows[0].params.hystart_detect"),
     ("network.queue=red", "network.buffer"),
+    ("network.queue=codel", "network.queue"),
+    ("network.queue=fq_codel", "network.queue"),
     ("run.backend=testbed", "run.backend"),
 ])
 def test_refusals_name_the_field(override, field):

@@ -1,10 +1,14 @@
 //! Turn a validated config into a topology, TCP endpoints and UDP sources.
 
 use crate::cc::Cc;
-use crate::config::{endpoints, FlowConfig, HopConfig, RedConfig, ValidConfig};
+use crate::config::{endpoints, FlowConfig, FqCodelConfig, HopConfig, PieConfig, RedConfig, ValidConfig};
 use crate::stack::Stack;
 use crate::net::topology::{chain, HopSpec, HostSpec, NodeKind, Topology};
-use crate::net::{Discipline, Limit, Queue, Red};
+use crate::net::codel::{self, CodelParams, CodelVars};
+use crate::net::fq_codel::{self, FqCodel, FqCodelParams};
+use crate::net::pie::{Pie, PieParams};
+use crate::net::step::Step;
+use crate::net::{Codel, Discipline, Limit, Queue, Red};
 use crate::tcp::ecn::EcnMode;
 use crate::tcp::rack::LossDetection;
 use crate::tcp::{Receiver, ReceiverConfig, Sender, SenderConfig};
@@ -57,20 +61,66 @@ fn red(cfg: &RedConfig, lim: Limit, rate_bps: f64) -> Red {
     Red::new(min_th, max_th, cfg.w_q.unwrap_or(w_q), cfg.max_p.unwrap_or(RED_MAX_P), cfg.gentle.unwrap_or(true), pkt_time)
 }
 
-fn queue(h: &HopConfig, lim: Limit) -> Queue {
+fn queue(h: &HopConfig, lim: Limit, hash_key: u64) -> Queue {
+    let mtu = crate::consts::MTU_BYTES as u64;
     let discipline = match h.queue.as_str() {
         "red" => Discipline::Red(red(&h.red, lim, h.rate_bps)),
+        "codel" => {
+            let c = &h.codel;
+            let params = CodelParams { target: c.target_ns.unwrap_or(codel::TARGET_NS), interval: c.interval_ns.unwrap_or(codel::INTERVAL_NS), mtu, ecn: c.ecn.unwrap_or(false) };
+            Discipline::Codel(Codel { params, vars: CodelVars::default() })
+        }
+        "fq_codel" => Discipline::FqCodel(Box::new(FqCodel::new(fq_codel_params(&h.fq_codel, hash_key)))),
+        "pie" => Discipline::Pie(Box::new(Pie::new(pie_params(&h.pie)))),
+        "step" => Discipline::Step(Step { threshold: limit(h.step.threshold_pkts, h.step.threshold_bytes) }),
         _ => Discipline::DropTail,
     };
     Queue::new(lim, discipline)
 }
 
-fn hop(h: &HopConfig) -> HopSpec {
+/// FQ-CoDel's parameters, Linux's where absent (fq_codel_init; the quantum is
+/// one MTU, Linux's psched_mtu).
+fn fq_codel_params(c: &FqCodelConfig, hash_key: u64) -> FqCodelParams {
+    let mtu = crate::consts::MTU_BYTES;
+    let codel = CodelParams {
+        target: c.target_ns.unwrap_or(codel::TARGET_NS),
+        interval: c.interval_ns.unwrap_or(codel::INTERVAL_NS),
+        mtu: mtu as u64,
+        ecn: c.ecn.unwrap_or(true),
+    };
+    FqCodelParams {
+        codel,
+        flows: c.flows.unwrap_or(fq_codel::FLOWS),
+        quantum: c.quantum_bytes.unwrap_or(mtu),
+        memory_limit: c.memory_limit_bytes.unwrap_or(fq_codel::MEMORY_LIMIT_BYTES),
+        drop_batch: c.drop_batch.unwrap_or(fq_codel::DROP_BATCH),
+        hash_key,
+    }
+}
+
+/// PIE's parameters, Linux's where absent (pie_params_init).
+fn pie_params(c: &PieConfig) -> PieParams {
+    let d = PieParams::linux(crate::consts::MTU_BYTES as u64);
+    PieParams {
+        target: c.target_ns.unwrap_or(d.target),
+        tupdate: c.tupdate_ns.unwrap_or(d.tupdate),
+        alpha: c.alpha.unwrap_or(d.alpha),
+        beta: c.beta.unwrap_or(d.beta),
+        max_burst: c.max_burst_ns.unwrap_or(d.max_burst),
+        ecn: c.ecn.unwrap_or(d.ecn),
+        mtu: d.mtu,
+    }
+}
+
+/// Hop `j` of a run seeded `seed`: its queues' FQ-CoDel hash keys differ by
+/// hop and direction, as two routers' random keys do.
+fn hop(h: &HopConfig, seed: u64, j: usize) -> HopSpec {
+    let key = seed ^ (j as u64) << 33;
     HopSpec {
         rate_bps: h.rate_bps,
         delay: h.delay_ns,
-        forward: queue(h, limit(h.buffer_pkts, h.buffer_bytes)),
-        reverse: queue(h, limit(h.reverse_buffer_pkts, h.reverse_buffer_bytes)),
+        forward: queue(h, limit(h.buffer_pkts, h.buffer_bytes), key),
+        reverse: queue(h, limit(h.reverse_buffer_pkts, h.reverse_buffer_bytes), key ^ 1 << 32),
         loss: h.loss,
     }
 }
@@ -139,7 +189,7 @@ pub fn build(cfg: &ValidConfig) -> Built {
         let ends = endpoints(&u.direction, u.path, n_hops);
         hosts.extend(host_pair(NodeKind::UdpSource(k as u32), NodeKind::UdpSink(k as u32), ends, u.rtt_ns, &delays, UNLIMITED, 0));
     }
-    let hops = cfg.network.hops.iter().map(hop).collect();
+    let hops = cfg.network.hops.iter().enumerate().map(|(j, h)| hop(h, cfg.seed, j)).collect();
     let topo = chain(hops, &hosts, cfg.network.access_rate_bps, cfg.seed);
     let pair = |k: usize| (topo.hosts[2 * k], topo.hosts[2 * k + 1]);
     let n = cfg.flows.len();

@@ -177,6 +177,15 @@ pub struct HopConfig {
     /// RED parameters when `queue = "red"`; missing ones are derived from the buffer.
     #[serde(default)]
     pub red: RedConfig,
+    /// Parameters of the AQM named by `queue` (docs/traffic.md).
+    #[serde(default)]
+    pub codel: CodelConfig,
+    #[serde(default)]
+    pub fq_codel: FqCodelConfig,
+    #[serde(default)]
+    pub pie: PieConfig,
+    #[serde(default)]
+    pub step: StepConfig,
 }
 
 /// RED thresholds (packets), EWMA weight, max drop probability, gentle mode.
@@ -188,6 +197,56 @@ pub struct RedConfig {
     pub w_q: Option<f64>,
     pub max_p: Option<f64>,
     pub gentle: Option<bool>,
+}
+
+/// CoDel when `queue = "codel"` (RFC 8289); absent values are Linux's
+/// (net/codel.rs): target 5 ms, interval 100 ms, ECN off. The hop's buffer is
+/// the limit (Linux's default: 1000 packets).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CodelConfig {
+    pub target_ns: Option<u64>,
+    pub interval_ns: Option<u64>,
+    pub ecn: Option<bool>,
+}
+
+/// FQ-CoDel when `queue = "fq_codel"` (RFC 8290); absent values are Linux's
+/// (net/fq_codel.rs): 1024 flows, a quantum of one MTU, 32 MB of memory, drop
+/// batches of 64, CoDel's target and interval, ECN on. The hop's buffer is the
+/// limit (Linux's default: 10240 packets).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct FqCodelConfig {
+    pub target_ns: Option<u64>,
+    pub interval_ns: Option<u64>,
+    pub ecn: Option<bool>,
+    pub flows: Option<u32>,
+    pub quantum_bytes: Option<u32>,
+    pub memory_limit_bytes: Option<u64>,
+    pub drop_batch: Option<u32>,
+}
+
+/// PIE when `queue = "pie"` (RFC 8033); absent values are Linux's (net/pie.rs):
+/// target 15 ms, tupdate 15 ms, alpha 0.125, beta 1.25, max_burst 150 ms, ECN
+/// off. The hop's buffer is the limit (Linux's default: 1000 packets).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PieConfig {
+    pub target_ns: Option<u64>,
+    pub tupdate_ns: Option<u64>,
+    pub alpha: Option<f64>,
+    pub beta: Option<f64>,
+    pub max_burst_ns: Option<u64>,
+    pub ecn: Option<bool>,
+}
+
+/// Step marking when `queue = "step"` (RFC 8257 section 3.1): the threshold K,
+/// exactly one of packets or bytes.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct StepConfig {
+    pub threshold_pkts: Option<u64>,
+    pub threshold_bytes: Option<u64>,
 }
 
 /// A UDP stream: rate(t) = rate + amplitude * sin(2 pi (t - start) / period + 2 pi phase).
@@ -632,7 +691,7 @@ impl NetworkConfig {
 }
 
 /// Queue disciplines accepted in scenarios.
-pub const QUEUES: &[&str] = &["droptail", "red"];
+pub const QUEUES: &[&str] = &["droptail", "red", "codel", "fq_codel", "pie", "step"];
 
 impl HopConfig {
     fn validate(&self, field: &str) -> Result<(), ConfigError> {
@@ -645,7 +704,52 @@ impl HopConfig {
         }
         one_limit(&format!("{field}.buffer"), self.buffer_pkts, self.buffer_bytes)?;
         one_limit(&format!("{field}.reverse_buffer"), self.reverse_buffer_pkts, self.reverse_buffer_bytes)?;
+        self.validate_aqm(field)?;
         self.red.validate(&format!("{field}.red"))
+    }
+}
+
+/// Linux takes times in u32 microseconds (tc's netlink attributes).
+const MAX_AQM_TIME_NS: u64 = u32::MAX as u64 * 1_000;
+
+fn aqm_time(field: &str, v: Option<u64>) -> Result<(), ConfigError> {
+    match v {
+        Some(t) if t == 0 || t > MAX_AQM_TIME_NS => Err(err(field, format!("must be in [1, {MAX_AQM_TIME_NS}] ns, got {t}"))),
+        _ => Ok(()),
+    }
+}
+
+fn in_range<T: PartialOrd + std::fmt::Display + Copy>(field: &str, v: Option<T>, lo: T, hi: T) -> Result<(), ConfigError> {
+    match v {
+        Some(x) if !(lo <= x && x <= hi) => Err(err(field, format!("must be in [{lo}, {hi}], got {x}"))),
+        _ => Ok(()),
+    }
+}
+
+impl HopConfig {
+    /// The parameters of the hop's AQM (the other disciplines' tables are not read).
+    fn validate_aqm(&self, field: &str) -> Result<(), ConfigError> {
+        let (c, f, p) = (&self.codel, &self.fq_codel, &self.pie);
+        aqm_time(&format!("{field}.codel.target_ns"), c.target_ns)?;
+        aqm_time(&format!("{field}.codel.interval_ns"), c.interval_ns)?;
+        aqm_time(&format!("{field}.fq_codel.target_ns"), f.target_ns)?;
+        aqm_time(&format!("{field}.fq_codel.interval_ns"), f.interval_ns)?;
+        // Linux fq_codel_change: 1..=65536 flows, quantum at least 256, memory
+        // limit at most 2^31 bytes.
+        in_range(&format!("{field}.fq_codel.flows"), f.flows, 1, 65_536)?;
+        in_range(&format!("{field}.fq_codel.quantum_bytes"), f.quantum_bytes, 256, 1 << 20)?;
+        in_range(&format!("{field}.fq_codel.memory_limit_bytes"), f.memory_limit_bytes, 1, 1 << 31)?;
+        in_range(&format!("{field}.fq_codel.drop_batch"), f.drop_batch, 1, 65_536)?;
+        aqm_time(&format!("{field}.pie.target_ns"), p.target_ns)?;
+        aqm_time(&format!("{field}.pie.tupdate_ns"), p.tupdate_ns)?;
+        in_range(&format!("{field}.pie.max_burst_ns"), p.max_burst_ns, 0, MAX_AQM_TIME_NS)?;
+        // Linux takes alpha and beta in 16ths, 0 to 32 (sch_pie.c comment).
+        in_range(&format!("{field}.pie.alpha"), p.alpha, 0.0, 2.0)?;
+        in_range(&format!("{field}.pie.beta"), p.beta, 0.0, 2.0)?;
+        if self.queue == "step" {
+            one_limit(&format!("{field}.step.threshold"), self.step.threshold_pkts, self.step.threshold_bytes)?;
+        }
+        Ok(())
     }
 }
 
@@ -822,6 +926,30 @@ mod tests {
         let path = BASE.replace("IW", "10").replacen(r#""rtt_ns":1000000}"#, r#""rtt_ns":1000000,"path":[0,2]}"#, 1);
         let e = Config::from_json(&path).unwrap_err();
         assert_eq!((e.path.as_str(), e.message.as_str()), ("flows[0].path", "give [enter, leave], two different routers in 0..1, got [0, 2]"));
+    }
+
+    /// Issue 33.1: the AQM tables' values are checked against Linux's ranges,
+    /// by field; step marking needs its threshold.
+    #[test]
+    fn aqm_parameters_are_checked_by_field() {
+        let hop = |extra: &str| BASE.replace("IW", "10").replace(r#""buffer_pkts":10"#, &format!(r#""buffer_pkts":10,{extra}"#));
+        let cases = [
+            (r#""queue":"codel","codel":{"target_ns":0}"#, "network.hops[0].codel.target_ns"),
+            (r#""queue":"fq_codel","fq_codel":{"flows":70000}"#, "network.hops[0].fq_codel.flows"),
+            (r#""queue":"fq_codel","fq_codel":{"quantum_bytes":100}"#, "network.hops[0].fq_codel.quantum_bytes"),
+            (r#""queue":"pie","pie":{"alpha":3.0}"#, "network.hops[0].pie.alpha"),
+            (r#""queue":"step""#, "network.hops[0].step.threshold"),
+            (r#""queue":"sfq""#, "network.hops[0].queue"),
+        ];
+        for (extra, path) in cases {
+            let e = Config::from_json(&hop(extra)).unwrap_err();
+            assert_eq!(e.path, path, "{extra}: {e}");
+        }
+        let e = Config::from_json(&hop(r#""queue":"fq_codel","fq_codel":{"flows":0}"#)).unwrap_err();
+        assert_eq!(e.message, "must be in [1, 65536], got 0");
+        for ok in [r#""queue":"codel","codel":{"target_ns":5000000,"ecn":true}"#, r#""queue":"step","step":{"threshold_pkts":20}"#, r#""queue":"pie""#, r#""queue":"fq_codel""#] {
+            assert!(Config::from_json(&hop(ok)).is_ok(), "{ok}");
+        }
     }
 
     /// Issue 28: an unknown stack, or an algorithm the flow's stack did not

@@ -65,9 +65,17 @@ pub struct LinkSummary {
     pub drops_overflow: u64,
     pub drops_random: u64,
     pub drops_early: u64,
+    /// Packets the queue marked CE (ECN) instead of dropping, or step marking.
+    /// Left out when none, so runs without marking read as before.
+    #[serde(skip_serializing_if = "no_marks")]
+    pub marks: u64,
     pub mean_queue_pkts: f64,
     pub mean_queue_bytes: f64,
     pub max_queue_pkts: u64,
+}
+
+fn no_marks(marks: &u64) -> bool {
+    *marks == 0
 }
 
 #[derive(Serialize)]
@@ -565,7 +573,7 @@ impl Simulation {
     pub fn check_conservation(&self) -> Result<(), String> {
         let sent: u64 = self.senders.iter().map(|s| s.counters.bytes_sent).sum::<u64>() + self.web.retired_sent;
         let received: u64 = self.receivers.iter().map(|r| r.received_bytes).sum::<u64>() + self.web.retired_received;
-        let dropped: u64 = self.topo.links.iter().map(|l| l.counters.data_drop_bytes).sum();
+        let dropped: u64 = self.topo.links.iter().map(|l| l.data_drop_bytes()).sum();
         let in_transit: u64 = self.topo.links.iter().map(|l| l.data_in_transit().1).sum();
         if sent != received + dropped + in_transit {
             return Err(format!("bytes sent {sent} != received {received} + dropped {dropped} + in transit {in_transit}"));
@@ -624,6 +632,7 @@ impl Simulation {
                     arrivals: st.arrivals,
                     drops_overflow: st.drops - st.early_drops,
                     drops_early: st.early_drops,
+                    marks: st.marks,
                     drops_random: link.counters.drops_random,
                     mean_queue_pkts: st.area_pkts / end.max(1) as f64,
                     mean_queue_bytes: st.area_bytes / end.max(1) as f64,

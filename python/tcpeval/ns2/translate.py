@@ -106,6 +106,10 @@ def _check_run(resolved: dict) -> None:
         _refuse("background", "background traffic is not translated; allowed: [[flows]] only")
     if len(resolved["network"].get("hops") or []) > 1:
         _refuse("network.hops", "a parking lot is not translated; allowed: one bottleneck")
+    queue = bottleneck(resolved["network"]).get("queue", "droptail")
+    if queue not in ("droptail", "red"):
+        _refuse("network.queue", f"{queue!r} is not translated (ns-2.35's CoDel and PIE "
+                "are not Linux's); allowed: droptail, red")
 
 
 _OLD_KEYS = {"rate_bps": "bottleneck_rate_bps", "delay_ns": "bottleneck_delay_ns"}

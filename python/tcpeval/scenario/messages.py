@@ -105,6 +105,13 @@ _HOP_KEYS = {"rate_bps": "rate", "delay_ns": "delay", "buffer_pkts": "buffer",
              "reverse_buffer_bytes": "reverse_buffer"}
 
 
+# The AQM tables' engine keys (network.hops[j].pie.tupdate_ns) and the
+# scenario's (network.pie.tupdate).
+_AQM_KEYS = {"target_ns": "target", "interval_ns": "interval", "tupdate_ns": "tupdate",
+             "max_burst_ns": "max_burst", "quantum_bytes": "quantum",
+             "memory_limit_bytes": "memory_limit"}
+
+
 # The dumbbell's hop is written in [network] itself.
 _DUMBBELL_KEYS = {**_HOP_KEYS, "rate_bps": "bottleneck", "delay_ns": "bottleneck_delay"}
 
@@ -139,7 +146,7 @@ def user_field(sc: Scenario, resolved: dict, path: str) -> str:
         hop, _, tail = tail.partition(".")
         where, names = (f"network.hops[{j}]", _HOP_KEYS) if sc.network.hops else (
             "network", _DUMBBELL_KEYS)
-        return ".".join(p for p in (where, names.get(hop, hop), tail) if p)
+        return ".".join(p for p in (where, names.get(hop, hop), _AQM_KEYS.get(tail, tail)) if p)
     elif name == "network":
         field, key_base = "network", {"access_rate_bps": "access_rate"}.get(key_base, key_base)
     elif name == "capture":

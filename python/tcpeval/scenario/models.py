@@ -46,6 +46,41 @@ class Red(_Model):
     gentle: bool | None = None
 
 
+class Codel(_Model):
+    """CoDel's parameters (`queue = "codel"`); None: Linux's (docs/traffic.md).
+    The engine checks the values."""
+
+    target: Time | None = None
+    interval: Time | None = None
+    ecn: bool | None = None
+
+
+class FqCodel(Codel):
+    """FQ-CoDel's parameters (`queue = "fq_codel"`); None: Linux's."""
+
+    flows: int | None = None
+    quantum: Size | None = None
+    memory_limit: Size | None = None
+    drop_batch: int | None = None
+
+
+class Pie(_Model):
+    """PIE's parameters (`queue = "pie"`); None: Linux's."""
+
+    target: Time | None = None
+    tupdate: Time | None = None
+    alpha: float | None = None
+    beta: float | None = None
+    max_burst: Time | None = None
+    ecn: bool | None = None
+
+
+class Step(_Model):
+    """Step marking (`queue = "step"`): mark above `threshold`, a buffer size."""
+
+    threshold: BufferSize | None = None
+
+
 class Hop(_Model):
     rate: Rate
     delay: Time = 0.0
@@ -54,6 +89,10 @@ class Hop(_Model):
     queue: str = "droptail"
     loss: float = 0.0  # in [0, 1): the engine's rule
     red: Red = Red()
+    codel: Codel = Codel()
+    fq_codel: FqCodel = FqCodel()
+    pie: Pie = Pie()
+    step: Step = Step()
 
 
 class Network(_Model):
@@ -66,6 +105,10 @@ class Network(_Model):
     bottleneck_delay: Time = 0.0
     access_rate: Rate | None = None
     red: Red = Red()
+    codel: Codel = Codel()
+    fq_codel: FqCodel = FqCodel()
+    pie: Pie = Pie()
+    step: Step = Step()
     hops: list[Hop] | None = None
 
 

@@ -68,7 +68,8 @@ def _hop_entries(net: Network) -> list[tuple[str, Hop]]:
     if net.hops:
         return [(f"network.hops[{j}]", h) for j, h in enumerate(net.hops)]
     one = Hop(rate=net.bottleneck, delay=net.bottleneck_delay, buffer=net.buffer,
-              reverse_buffer=net.reverse_buffer, queue=net.queue, loss=net.loss, red=net.red)
+              reverse_buffer=net.reverse_buffer, queue=net.queue, loss=net.loss, red=net.red,
+              codel=net.codel, fq_codel=net.fq_codel, pie=net.pie, step=net.step)
     return [("network", one)]
 
 
@@ -85,8 +86,34 @@ def _hops(sc: Scenario) -> list[dict]:
             "rate_bps": h.rate, "delay_ns": _ns(h.delay),
             **_limits("buffer", fwd), **_limits("reverse_buffer", rev),
             "queue": h.queue, "loss": h.loss, "red": _red(h.red),
+            **_aqm(h, bdp, size, field),
         })
     return out
+
+
+# The AQM tables' fields that reach the engine with a unit suffix.
+_AQM_TIMES = ("target", "interval", "tupdate", "max_burst")
+_AQM_BYTES = ("quantum", "memory_limit")
+
+
+def _aqm_table(model) -> dict:
+    out = {}
+    for k, v in model.model_dump().items():
+        if v is not None:
+            key = f"{k}_ns" if k in _AQM_TIMES else f"{k}_bytes" if k in _AQM_BYTES else k
+            out[key] = _ns(v) if k in _AQM_TIMES else v
+    return out
+
+
+def _aqm(h: Hop, bdp: float, size: int, field: str) -> dict:
+    """The engine's AQM tables of a hop (only those given, so a scenario
+    without them resolves as before); the step threshold is a buffer size."""
+    tables = {name: _aqm_table(getattr(h, name)) for name in ("codel", "fq_codel", "pie")}
+    if h.step.threshold is not None:
+        k = _buffer(h.step.threshold, bdp, size, f"{field}.step.threshold")
+        tables["step"] = {f"threshold_{unit}": v for unit, v in k.items() if v is not None}
+    return {name: t for name, t in tables.items() if t}
+
 
 
 def _given_starts(f: Flow, k: int) -> list[float]:

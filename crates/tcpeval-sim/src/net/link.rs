@@ -15,7 +15,8 @@ pub struct LinkCounters {
     pub tx_packets: u64,
     pub tx_data_packets: u64,
     pub drops_random: u64,
-    /// Data packets dropped for any cause (for the conservation check).
+    /// Data packets dropped at random (`loss`; the queue counts its own drops,
+    /// `data_drop_bytes` sums both), for the conservation check.
     pub data_drops: u64,
     pub data_drop_bytes: u64,
 }
@@ -119,18 +120,10 @@ impl Link {
             return wake;
         }
         if !self.tx_done_pending && self.busy_until <= now && self.queue.is_empty() {
-            if self.queue.admit(now, &mut self.rng) {
+            if let Some(p) = self.queue.bypass(p, now, &mut self.rng) {
                 self.transmit(p, now, &mut wake);
-            } else if p.kind == Kind::Data {
-                self.counters.data_drops += 1;
-                self.counters.data_drop_bytes += p.payload as u64;
             }
-        } else if !self.queue.enqueue(p, now, &mut self.rng) {
-            if p.kind == Kind::Data {
-                self.counters.data_drops += 1;
-                self.counters.data_drop_bytes += p.payload as u64;
-            }
-        } else if !self.tx_done_pending {
+        } else if self.queue.enqueue(p, now, &mut self.rng) && !self.tx_done_pending {
             self.tx_done_pending = true;
             wake.tx_done_at = Some(self.busy_until);
         }
@@ -192,8 +185,13 @@ impl Link {
 
     /// Data packets and payload bytes queued or on the wire (for conservation checks).
     pub fn data_in_transit(&self) -> (u64, u64) {
-        let data = self.queue.iter().chain(self.pipe.iter().map(|(_, p)| p)).filter(|p| p.kind == Kind::Data);
-        data.fold((0, 0), |(n, b), p| (n + 1, b + p.payload as u64))
+        let data = self.pipe.iter().map(|(_, p)| p).filter(|p| p.kind == Kind::Data);
+        data.fold(self.queue.data_queued(), |(n, b), p| (n + 1, b + p.payload as u64))
+    }
+
+    /// Payload bytes of data packets dropped here, at random or by the queue.
+    pub fn data_drop_bytes(&self) -> u64 {
+        self.counters.data_drop_bytes + self.queue.stats.data_drop_bytes
     }
 
     /// Drops of any cause.

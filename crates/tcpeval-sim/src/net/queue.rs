@@ -1,8 +1,14 @@
-//! Output queues: a FIFO with a limit in packets or bytes and an admission policy,
-//! DropTail or RED. Occupancy is integrated exactly over time, so mean queue
+//! Output queues: a limit in packets or bytes and a discipline: DropTail or RED
+//! (admission policies on a FIFO), CoDel (net/codel.rs, drops at the head), PIE
+//! (net/pie.rs), step marking (net/step.rs) or FQ-CoDel (net/fq_codel.rs, its
+//! own flow queues). Occupancy is integrated exactly over time, so mean queue
 //! length costs O(1) per packet.
 
-use super::packet::Packet;
+use super::codel::{CodelParams, CodelSource, CodelVars};
+use super::fq_codel::FqCodel;
+use super::packet::{Kind, Packet};
+use super::pie::{Pie, Verdict};
+use super::step::Step;
 use crate::rng::Rng;
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -19,12 +25,32 @@ pub struct QueueStats {
     pub arrivals: u64,
     /// Drops of every cause at this queue (overflow and early).
     pub drops: u64,
-    /// Of which RED's early (probabilistic or forced) drops.
+    /// Of which the AQM's own: RED's early (probabilistic or forced) drops,
+    /// CoDel's and FQ-CoDel's head drops, PIE's early drops.
     pub early_drops: u64,
+    /// Packets marked CE instead of dropped (RFC 3168 section 5), or by step
+    /// marking.
+    pub marks: u64,
+    /// Of the drops, TCP data packets and their payload bytes (for the
+    /// simulation's conservation check).
+    pub data_drops: u64,
+    pub data_drop_bytes: u64,
     pub max_pkts: u64,
     /// Integral of queue length over time, in packet-ns and byte-ns.
     pub area_pkts: f64,
     pub area_bytes: f64,
+}
+
+impl QueueStats {
+    /// Count a dropped packet (`early`: by the AQM, not for lack of room).
+    pub(crate) fn count_drop(&mut self, p: &Packet, early: bool) {
+        self.drops += 1;
+        self.early_drops += early as u64;
+        if p.kind == Kind::Data {
+            self.data_drops += 1;
+            self.data_drop_bytes += p.payload as u64;
+        }
+    }
 }
 
 /// Random Early Detection (Floyd & Jacobson, ToN 1993) with the "gentle"
@@ -86,19 +112,54 @@ impl Red {
     }
 }
 
+/// CoDel over the queue's FIFO.
 #[derive(Clone, Debug)]
+pub struct Codel {
+    pub params: CodelParams,
+    pub vars: CodelVars,
+}
+
 pub enum Discipline {
     DropTail,
     Red(Red),
+    Codel(Codel),
+    Pie(Box<Pie>),
+    Step(Step),
+    FqCodel(Box<FqCodel>),
 }
 
 pub struct Queue {
     limit: Limit,
     pub discipline: Discipline,
-    pkts: VecDeque<Packet>,
+    /// The FIFO of every discipline but FQ-CoDel, with enqueue times.
+    pkts: VecDeque<(Time, Packet)>,
     bytes: u64,
     last_change: Time,
     pub stats: QueueStats,
+}
+
+/// The FIFO as CoDel sees it.
+struct FifoSource<'a> {
+    pkts: &'a mut VecDeque<(Time, Packet)>,
+    bytes: &'a mut u64,
+    stats: &'a mut QueueStats,
+}
+
+impl CodelSource for FifoSource<'_> {
+    fn pop(&mut self) -> Option<(Time, Packet)> {
+        let head = self.pkts.pop_front()?;
+        *self.bytes -= head.1.wire_bytes as u64;
+        Some(head)
+    }
+    fn backlog(&self) -> u64 {
+        *self.bytes
+    }
+    fn dropped(&mut self, p: &Packet) {
+        self.stats.count_drop(p, true);
+    }
+    fn marked(&mut self) {
+        self.stats.marks += 1;
+    }
 }
 
 impl Queue {
@@ -111,23 +172,33 @@ impl Queue {
     }
 
     pub fn len(&self) -> usize {
-        self.pkts.len()
+        match &self.discipline {
+            Discipline::FqCodel(fq) => fq.len(),
+            _ => self.pkts.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.pkts.is_empty()
+        self.len() == 0
     }
 
     pub fn bytes(&self) -> u64 {
-        self.bytes
+        match &self.discipline {
+            Discipline::FqCodel(fq) => fq.bytes(),
+            _ => self.bytes,
+        }
     }
 
     /// Packets the buffer has room for before it must grow.
     pub fn reserved_packets(&self) -> usize {
-        self.pkts.capacity()
+        match &self.discipline {
+            Discipline::FqCodel(fq) => fq.reserved_packets(),
+            _ => self.pkts.capacity(),
+        }
     }
 
-    /// Give the packet buffer's memory back if the queue is empty.
+    /// Give the packet buffer's memory back if the queue is empty (FQ-CoDel
+    /// keeps its slab).
     pub fn release_if_empty(&mut self) {
         if self.pkts.is_empty() {
             self.pkts = VecDeque::new();
@@ -137,70 +208,137 @@ impl Queue {
     /// Room for `n` more full packets of `bytes` each?
     pub fn has_room(&self, bytes: u32) -> bool {
         match self.limit {
-            Limit::Packets(n) => (self.pkts.len() as u64) < n,
-            Limit::Bytes(b) => self.bytes + bytes as u64 <= b,
+            Limit::Packets(n) => (self.len() as u64) < n,
+            Limit::Bytes(b) => self.bytes() + bytes as u64 <= b,
         }
     }
 
     /// Free slots for full-size packets.
     pub fn free_packets(&self) -> u64 {
         match self.limit {
-            Limit::Packets(n) => n.saturating_sub(self.pkts.len() as u64),
-            Limit::Bytes(b) => b.saturating_sub(self.bytes) / crate::consts::MTU_BYTES as u64,
+            Limit::Packets(n) => n.saturating_sub(self.len() as u64),
+            Limit::Bytes(b) => b.saturating_sub(self.bytes()) / crate::consts::MTU_BYTES as u64,
         }
     }
 
     /// Bring the occupancy integrals up to `now`.
     pub fn advance(&mut self, now: Time) {
         let dt = now.saturating_sub(self.last_change) as f64;
-        self.stats.area_pkts += dt * self.pkts.len() as f64;
-        self.stats.area_bytes += dt * self.bytes as f64;
+        self.stats.area_pkts += dt * self.len() as f64;
+        self.stats.area_bytes += dt * self.bytes() as f64;
         self.last_change = now;
     }
 
-    /// The admission policy's verdict on an arrival (RED sees every arrival, even
-    /// one that finds the queue empty and goes straight to the wire).
-    pub fn admit(&mut self, now: Time, rng: &mut Rng) -> bool {
+    /// The admission policy of DropTail and RED on an arrival (RED sees every
+    /// arrival, even one that finds the queue empty and goes straight to the wire).
+    fn admit(&mut self, p: &Packet, now: Time, rng: &mut Rng) -> bool {
         self.stats.arrivals += 1;
         if let Discipline::Red(red) = &mut self.discipline {
             if red.drop_arrival(self.pkts.len(), now, rng) {
-                self.stats.drops += 1;
-                self.stats.early_drops += 1;
+                self.stats.count_drop(p, true);
                 return false;
             }
         }
         true
     }
 
+    /// A packet that finds the queue empty and the line free: the packet to
+    /// send now, if the discipline lets it through. DropTail and RED only
+    /// judge it; the others take it in and give it out at once, so their
+    /// state sees it (a zero sojourn time, a new FQ-CoDel flow's credit).
+    pub fn bypass(&mut self, p: Packet, now: Time, rng: &mut Rng) -> Option<Packet> {
+        match self.discipline {
+            Discipline::DropTail | Discipline::Red(_) => self.admit(&p, now, rng).then_some(p),
+            _ => {
+                self.enqueue(p, now, rng);
+                self.dequeue(now)
+            }
+        }
+    }
+
     /// Enqueue at the tail; returns false (and counts a drop) when the policy or
     /// the buffer limit refuses the packet.
-    pub fn enqueue(&mut self, p: Packet, now: Time, rng: &mut Rng) -> bool {
-        if !self.admit(now, rng) {
-            return false;
+    pub fn enqueue(&mut self, mut p: Packet, now: Time, rng: &mut Rng) -> bool {
+        match self.discipline {
+            Discipline::DropTail | Discipline::Red(_) => {
+                if !self.admit(&p, now, rng) {
+                    return false;
+                }
+            }
+            Discipline::FqCodel(_) => return self.enqueue_fq(p, now),
+            _ => self.stats.arrivals += 1,
         }
-        if !self.has_room(p.wire_bytes) {
-            self.stats.drops += 1;
+        let room = self.has_room(p.wire_bytes);
+        match &mut self.discipline {
+            Discipline::DropTail | Discipline::Red(_) | Discipline::Codel(_) => {}
+            Discipline::Step(step) => {
+                if room && step.on_arrival(&mut p, self.pkts.len(), self.bytes) {
+                    self.stats.marks += 1;
+                }
+            }
+            Discipline::Pie(pie) => {
+                pie.catch_up(now, self.bytes);
+                match pie.on_arrival(&mut p, self.bytes, !room, rng) {
+                    Verdict::Drop => {
+                        self.stats.count_drop(&p, room);
+                        return false;
+                    }
+                    Verdict::Marked => self.stats.marks += 1,
+                    Verdict::Enqueue => {}
+                }
+            }
+            Discipline::FqCodel(_) => unreachable!("FQ-CoDel enqueues in enqueue_fq"),
+        }
+        if !room {
+            self.stats.count_drop(&p, false);
             return false;
         }
         self.advance(now);
         self.bytes += p.wire_bytes as u64;
-        self.pkts.push_back(p);
+        self.pkts.push_back((now, p));
         self.stats.max_pkts = self.stats.max_pkts.max(self.pkts.len() as u64);
         true
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Packet> {
-        self.pkts.iter()
+    /// FQ-CoDel takes every arrival; over the limit it drops from its fattest
+    /// flow instead (net/fq_codel.rs).
+    fn enqueue_fq(&mut self, p: Packet, now: Time) -> bool {
+        self.stats.arrivals += 1;
+        self.advance(now);
+        if let Discipline::FqCodel(fq) = &mut self.discipline {
+            fq.enqueue(p, now, self.limit, &mut self.stats);
+            self.stats.max_pkts = self.stats.max_pkts.max(fq.len() as u64);
+        }
+        true
     }
 
+    /// Data packets and payload bytes queued (for conservation checks).
+    pub fn data_queued(&self) -> (u64, u64) {
+        if let Discipline::FqCodel(fq) = &self.discipline {
+            return fq.data_queued();
+        }
+        let data = self.pkts.iter().filter(|(_, p)| p.kind == Kind::Data);
+        data.fold((0, 0), |(n, b), (_, p)| (n + 1, b + p.payload as u64))
+    }
+
+    /// The next packet to send (CoDel may drop some before it).
     pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
         self.advance(now);
-        let p = self.pkts.pop_front()?;
-        self.bytes -= p.wire_bytes as u64;
-        if self.pkts.is_empty() {
-            if let Discipline::Red(red) = &mut self.discipline {
-                red.idle_since = Some(now);
+        match &mut self.discipline {
+            Discipline::Codel(c) => {
+                let mut src = FifoSource { pkts: &mut self.pkts, bytes: &mut self.bytes, stats: &mut self.stats };
+                return c.vars.dequeue(&c.params, &mut src, now);
             }
+            Discipline::FqCodel(fq) => return fq.dequeue(now, &mut self.stats),
+            Discipline::Pie(pie) => pie.catch_up(now, self.bytes),
+            _ => {}
+        }
+        let (enqueued, p) = self.pkts.pop_front()?;
+        self.bytes -= p.wire_bytes as u64;
+        match &mut self.discipline {
+            Discipline::Red(red) if self.pkts.is_empty() => red.idle_since = Some(now),
+            Discipline::Pie(pie) => pie.on_departure(enqueued, self.bytes, now),
+            _ => {}
         }
         Some(p)
     }
@@ -209,7 +347,7 @@ impl Queue {
     pub fn red_avg(&self) -> Option<f64> {
         match &self.discipline {
             Discipline::Red(r) => Some(r.avg()),
-            Discipline::DropTail => None,
+            _ => None,
         }
     }
 }
