@@ -140,6 +140,8 @@ class Flow(_Model):
     # "dupthresh", "dupthresh-tlp" or "rack" (the engine checks); None: the stack's.
     loss_detection: str | None = None
     delayed_ack: bool = True
+    # RFC 3168 ECN negotiated (engine tcp::ecn); DCTCP uses it whatever this says.
+    ecn: bool = False
     # None: the stack's own (docs/stacks.md; today's: 40 ms and 10 segments).
     delack_timeout: Time | None = None
     initial_cwnd: int | None = Field(None, ge=1, le=MAX_INITIAL_CWND)

@@ -236,6 +236,8 @@ def _flow_problem(f: dict) -> str | None:
                 "remove send_overhead or use --backend sim")
     if f.get("nic_queue_pkts"):
         return "txqueuelen: not emulated on the testbed; remove it or use --backend sim"
+    if f.get("ecn"):
+        return "ecn: the testbed does not set up ECN negotiation; remove ecn or use --backend sim"
     if f.get("stack", "linux-6.6") != "linux-6.6":
         return (f"stack: the testbed runs this machine's kernel, not {f['stack']}; "
                 "remove stack or use --backend sim")
