@@ -37,7 +37,9 @@ section 5 with a(w) / 2), so per stack:
   2.6.13-2.6.24: 819/1024 = 0.8; 2.3: 0.7); both divide cnt by the delayed-ACK
   ratio, so the curve is kept in time. The Reno-friendly estimate counts ACKs
   (b = 2): sqrt(3 / (4p)).
-- BIC: the per-ACK count and the delayed-ACK division cancel (ack_ratio 1).
+- BIC: the per-ACK count and the delayed-ACK division cancel (ack_ratio 1);
+  at 2.4 (2.6.11's built-in BIC, no division) delayed ACKs halve each step
+  (ack_ratio 1/2), with max increment 32 and smallest step 4/11.
 - H-TCP: 2.6.22 already counted packets in avoidance: today's prediction.
 
 Random (Poisson) losses shift every constant a little from the deterministic
@@ -94,7 +96,7 @@ def cubic_window(p: float, rtt_s: float, c: float = CUBIC_C, beta: float = CUBIC
 
 
 def bic_window(p: float, rtt_s: float, beta: float = 819 / 1024, smax: float = 16.0,
-               ack_ratio: float = 2.0) -> float:
+               ack_ratio: float = 2.0, smooth: float = 20.0) -> float:
     """BIC's deterministic loss cycle (Xu, Harfoush & Rhee 2004, section 3, with
     Linux tcp_bic.c's rules), iterated per RTT: after a loss at W the window
     restarts at beta W and climbs by binary search towards W_max (a quarter of the
@@ -111,21 +113,22 @@ def bic_window(p: float, rtt_s: float, beta: float = 819 / 1024, smax: float = 1
         while sent < 1.0 / p:
             sent += w
             rounds += 1
-            w += ack_ratio * _bic_increment(w, w_max, smax)
+            w += ack_ratio * _bic_increment(w, w_max, smax, smooth)
         w_max = (1 + beta) / 2 * w if w < w_max else w
         peak = w
     return sent / rounds
 
 
-def _bic_increment(w: float, w_max: float, smax: float) -> float:
+def _bic_increment(w: float, w_max: float, smax: float, smooth: float = 20.0) -> float:
     """Packets added per RTT (one ACK per packet): Linux `bictcp_update`'s cnt
-    turned into a per-RTT step, B = 4, smooth_part = 20."""
+    turned into a per-RTT step, B = 4, smooth_part 20 (2.6.11's built-in BIC:
+    `BICTCP_FUNC_OF_MIN_INCR` 11)."""
     if w < w_max:
         dist = (w_max - w) / 4.0
-        return smax if dist > smax else (0.2 if dist <= 1 else dist)
+        return smax if dist > smax else (4.0 / smooth if dist <= 1 else dist)
     over = w - w_max
     if over < 4:
-        return 0.2
+        return 4.0 / smooth
     return over / 3.0 if over < smax * 3 else smax
 
 
@@ -218,7 +221,12 @@ STACK_RESPONSE = {
     ("cubic", "linux-3.16"): (_cubic_per_ack(CUBIC_BETA), "RFC 9438, beta 0.7, friendly b = 2"),
     **{("bic", s): (lambda p, rtt_s: bic_window(p, rtt_s, ack_ratio=1.0),
                     "BIC cycle, per-ACK count (ack ratio 1)")
-       for s in PER_ACK_STACKS if s != "ns2"},
+       for s in ("linux-2.6.13", "linux-2.6.22", "linux-3.16")},
+    # 2.6.11's built-in BIC: no ACK-ratio division, so delayed ACKs halve each
+    # step; max increment 32, smallest step 4/11.
+    ("bic", "linux-2.4"): (lambda p, rtt_s: bic_window(p, rtt_s, smax=32.0, ack_ratio=0.5,
+                                                       smooth=11.0),
+                           "BIC cycle of 2.6.11's built-in BIC: steps halved, max 32"),
     **{("htcp", s): (htcp_cycle_window, "H-TCP loss cycle (as today's)")
        for s in PER_ACK_STACKS if s != "ns2"},
 }

@@ -194,13 +194,17 @@ impl Stack {
     /// * Scalable: Kelly's a = 0.01 per ACK (CCR 2003, the 2.4 patch; ns-2);
     ///   Linux 2.6.13-3.19 `TCP_SCALABLE_AI_CNT` = 50 per ACK
     ///   (net/ipv4/tcp_scalable.c at 2.6.22), 100 per packet from 4.0;
-    /// * ns-2.35 Agent/TCP/Vegas: `v_alpha_` 1, `v_beta_` 3 (ns-default.tcl).
+    /// * ns-2.35 Agent/TCP/Vegas: `v_alpha_` 1, `v_beta_` 3 (ns-default.tcl);
+    /// * BIC at 2.4: the built-in BIC of 2.6.11 (tcp_input.c, include/net/tcp.h
+    ///   `BICTCP_MAX_INCREMENT` 32, `BICTCP_FUNC_OF_MIN_INCR` 11 in smooth_part's
+    ///   place) for NCSU's 2.4 patch, which is not public.
     fn era_params(self, alg: &str) -> Map<String, Value> {
         let pairs: Vec<(&str, Value)> = match (self, alg) {
             (Stack::Linux2613 | Stack::Linux2622, "cubic") => vec![("beta", (819.0 / 1024.0).into()), ("hystart", false.into())],
             (Stack::Linux24 | Stack::Ns2, "scalable") => vec![("ai_cnt", 100.into())],
             (Stack::Linux2613 | Stack::Linux2622 | Stack::Linux316, "scalable") => vec![("ai_cnt", 50.into())],
             (Stack::Ns2, "vegas") => vec![("alpha", 1.into()), ("beta", 3.into())],
+            (Stack::Linux24, "bic") => vec![("max_increment", 32.into()), ("smooth_part", 11.into())],
             _ => vec![],
         };
         pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
@@ -235,6 +239,8 @@ impl Stack {
             // 2.6.13 between them (2.4 is given it unread); the step from
             // cwnd came later in 2.6 and is the one 3.x runs.
             Cc::Vegas(v) if matches!(self, Stack::Linux24 | Stack::Linux2613 | Stack::Linux2622) => v.set_version(VegasVersion::Linux26),
+            // 2.4: the BIC built into 2.6.11's tcp_input.c (cc::bic::BicVersion).
+            Cc::Bic(b) if self == Stack::Linux24 => b.set_version(cc::bic::BicVersion::Builtin2611),
             // 2.6.22's ssthresh kept beta of the window (tcp_illinois_ssthresh).
             Cc::Illinois(i) if self == Stack::Linux2622 => i.set_version(IllinoisVersion::Linux2622),
             // 2.6.22's RTT was the smoothed RTT (tcp_westwood_pkts_acked).

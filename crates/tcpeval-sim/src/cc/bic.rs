@@ -30,6 +30,20 @@ const ACK_RATIO_SHIFT: u32 = 4;
 const NO_LOSS_CNT_CAP: u32 = 20;
 const UPDATE_GAP: Time = SEC / 32;
 
+/// Which BIC's code: the module, tcp_bic.c (read at 2.6.22; today's), or the
+/// BIC built into tcp_input.c from 2.6.6 to 2.6.12 (`bictcp_cwnd`, read at
+/// 2.6.11), the mainline port of NCSU's code of 2004, which the linux-2.4
+/// stack runs in place of NCSU's 2.4 patch (not public). The built-in one
+/// neither divides cnt by the packets per ACK nor caps it before the first
+/// loss; its constants (max increment 32, 11 where the module has
+/// smooth_part 20) come as the stack's parameters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BicVersion {
+    #[default]
+    Module,
+    Builtin2611,
+}
+
 /// BIC's parameters (`params`): the module parameters of Linux tcp_bic.c.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -76,6 +90,7 @@ pub struct Bic {
     last_cwnd: u32,
     last_time: Time,
     delayed_ack: u32,
+    version: BicVersion,
 }
 
 impl Default for Bic {
@@ -91,6 +106,7 @@ impl Default for Bic {
             last_cwnd: 0,
             last_time: 0,
             delayed_ack: 2 << ACK_RATIO_SHIFT,
+            version: BicVersion::Module,
         }
     }
 }
@@ -105,6 +121,11 @@ impl Bic {
             fast_convergence: cfg.fast_convergence,
             ..Bic::default()
         }
+    }
+
+    /// The era's code (crate::stack).
+    pub fn set_version(&mut self, version: BicVersion) {
+        self.version = version;
     }
 
     fn reset(&mut self) {
@@ -133,7 +154,7 @@ impl Bic {
         } else {
             cwnd / inc
         };
-        if w_max == 0 {
+        if w_max == 0 && self.version == BicVersion::Module {
             cnt.min(NO_LOSS_CNT_CAP)
         } else {
             cnt
@@ -148,7 +169,7 @@ impl Bic {
         self.last_cwnd = cwnd;
         self.last_time = s.now;
         let cnt = self.search_cnt(cwnd);
-        if cwnd <= self.low_window {
+        if cwnd <= self.low_window || self.version == BicVersion::Builtin2611 {
             self.cnt = cnt;
             return;
         }
@@ -263,6 +284,35 @@ mod tests {
         new.ack_round_in_pairs();
         assert_eq!(old.s.cwnd, 815);
         assert!((829..=833).contains(&new.s.cwnd), "today: {}", new.s.cwnd);
+    }
+
+    /// Near W_max the built-in BIC of 2.6.11 (the linux-2.4 stack's) keeps
+    /// cnt as computed while the 2.6.22 module halves it for delayed ACKs.
+    /// W_max 1000, cwnd 960, one round of 480 ACKs of two, counted per ACK
+    /// (+1 per cnt + 1 ACKs). 2.4: cnt = 960 / ((1000 - 960) / 4) = 96, then
+    /// 961 / 9 = 106, 962 / 9 = 106, 963 / 9 = 107: 97 + 107 + 107 + 108 = 419
+    /// ACKs, the next needs 108 more: 964. 2.6.22: 48, 53, 53, 53, 53 (one per
+    /// 49 or 54 ACKs: 265), then 965-968 with dist 8: 120 / 2 = 60 (61 each:
+    /// 448), 969 would need 70 more: 968.
+    #[test]
+    fn the_2_4_stack_runs_the_built_in_bic_of_2_6_11() {
+        let round_near_w_max = |stack: Stack| {
+            let mut h = Harness::for_stack(stack, "bic", 960);
+            h.s.ssthresh = 10;
+            let crate::cc::Cc::Bic(b) = &mut h.cc else { unreachable!("built as bic") };
+            b.last_max_cwnd = 1000;
+            h.ack_round_in_pairs();
+            h.s.cwnd
+        };
+        assert_eq!(round_near_w_max(Stack::Linux24), 964);
+        assert_eq!(round_near_w_max(Stack::Linux2622), 968);
+        // Its constants: at most 32 per RTT far below W_max, 4/11 near it.
+        let (cc, _) = Stack::Linux24.build("bic", &serde_json::Map::new()).unwrap();
+        let crate::cc::Cc::Bic(b) = cc else { unreachable!("built as bic") };
+        assert_eq!((b.max_increment, b.smooth_part, b.version), (32, 11, BicVersion::Builtin2611));
+        assert_eq!(bic_at(0).search_cnt(500), 20, "the module caps cnt before a loss");
+        let builtin = Bic { version: BicVersion::Builtin2611, ..bic_at(0) };
+        assert_eq!(builtin.search_cnt(500), 500 / 16, "the built-in one does not");
     }
 
     #[test]
