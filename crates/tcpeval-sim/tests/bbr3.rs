@@ -59,3 +59,37 @@ fn two_bbr3_flows_converge_to_a_fair_share() {
     assert!(jain(&[a, b]) >= 0.95, "{a:.1} and {b:.1} Mbit/s");
     assert!(a + b >= 90.0, "together {:.1} Mbit/s", a + b);
 }
+
+/// A 1 Gbit/s, 2 ms path (BDP 167 packets, 2-BDP buffer) with step marking at
+/// `k` packets; one ECN-capable BBRv3 flow, its ECN logic on with `ecn_low`
+/// (min RTT 2 ms <= 5 ms). (goodput Mbit/s, mean queue, drops, marks).
+fn step_marked(ecn_low: bool, k: u64) -> (f64, f64, u64, u64) {
+    let mut f = flow("bbr3", 2, 0.0);
+    f.ecn = true;
+    f.params.insert("ecn_low".into(), serde_json::Value::from(ecn_low));
+    let mut cfg = dumbbell(1e9, 2, 2.0, 6, vec![f]);
+    cfg.network.hops[0].queue = "step".into();
+    cfg.network.hops[0].step.threshold_pkts = Some(k);
+    let r = run_checked(cfg);
+    let l = &r.links[0];
+    (goodput_mbps(&r, 0, 2.0, 6.0), mean_queue(&r, 2.0), l.drops_overflow + l.drops_early, l.marks)
+}
+
+/// With ECN BBRv3 probes again as soon as a cycle saw CE without loss (the
+/// ecn_reprobe path) and cuts inflight_hi above 50% CE, so the queue follows
+/// the marking threshold K, as DCTCP's does, with no drops; without
+/// `ecn_low` it ignores CE (Linux bbr_can_use_ecn) and K changes next to nothing.
+#[test]
+fn with_ecn_the_queue_follows_the_marking_threshold_without_drops() {
+    for k in [20, 40] {
+        let (goodput, queue, drops, marks) = step_marked(true, k);
+        assert_eq!(drops, 0, "K {k}");
+        assert!(marks > 0 && goodput > 900.0, "K {k}: {goodput:.0} Mbit/s, {marks} marks");
+        assert!((0.5 * k as f64..=1.5 * k as f64).contains(&queue), "K {k}: mean queue {queue:.1}");
+    }
+    let (g20, q20, _, _) = step_marked(false, 20);
+    let (g40, q40, _, _) = step_marked(false, 40);
+    // (The receiver's ACKs still follow CE, Linux's quick ACKs on a CE
+    // change, so the runs are near, not equal.)
+    assert!((g20 / g40 - 1.0).abs() < 0.005 && (q20 / q40 - 1.0).abs() < 0.1, "CE ignored without ecn_low: {g20:.1}/{q20:.1} vs {g40:.1}/{q40:.1}");
+}
