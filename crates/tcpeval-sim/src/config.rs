@@ -177,13 +177,16 @@ pub struct HopConfig {
     /// RED parameters when `queue = "red"`; missing ones are derived from the buffer.
     #[serde(default)]
     pub red: RedConfig,
-    /// Parameters of the AQM named by `queue` (docs/traffic.md).
+    /// CoDel's parameters when `queue = "codel"` (docs/traffic.md).
     #[serde(default)]
     pub codel: CodelConfig,
+    /// FQ-CoDel's parameters when `queue = "fq_codel"`.
     #[serde(default)]
     pub fq_codel: FqCodelConfig,
+    /// PIE's parameters when `queue = "pie"`.
     #[serde(default)]
     pub pie: PieConfig,
+    /// Step marking's threshold when `queue = "step"`.
     #[serde(default)]
     pub step: StepConfig,
 }
@@ -205,8 +208,11 @@ pub struct RedConfig {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct CodelConfig {
+    /// Sojourn-time target (5 ms).
     pub target_ns: Option<u64>,
+    /// Time above target before dropping, and the control law's base (100 ms).
     pub interval_ns: Option<u64>,
+    /// Mark ECN-capable packets instead of dropping them (false).
     pub ecn: Option<bool>,
 }
 
@@ -217,12 +223,19 @@ pub struct CodelConfig {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct FqCodelConfig {
+    /// Each flow queue's CoDel target (5 ms).
     pub target_ns: Option<u64>,
+    /// Each flow queue's CoDel interval (100 ms).
     pub interval_ns: Option<u64>,
+    /// Mark ECN-capable packets instead of dropping them (true).
     pub ecn: Option<bool>,
+    /// Flow queues the packets are hashed into (1024).
     pub flows: Option<u32>,
+    /// Bytes a flow may send per round robin turn (one MTU).
     pub quantum_bytes: Option<u32>,
+    /// Queued bytes beyond which the fattest flow is cut (32 MB).
     pub memory_limit_bytes: Option<u64>,
+    /// Most packets dropped at once from the fattest flow (64).
     pub drop_batch: Option<u32>,
 }
 
@@ -232,11 +245,18 @@ pub struct FqCodelConfig {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct PieConfig {
+    /// Queue-delay target (15 ms).
     pub target_ns: Option<u64>,
+    /// Time between drop-probability updates (15 ms).
     pub tupdate_ns: Option<u64>,
+    /// Weight of the delay's distance from target, per second (0.125).
     pub alpha: Option<f64>,
+    /// Weight of the delay's change since the last update, per second (1.25).
     pub beta: Option<f64>,
+    /// Burst allowance: no early drops for this long after an idle spell (150 ms).
     pub max_burst_ns: Option<u64>,
+    /// Mark ECN-capable packets instead of dropping them while the drop
+    /// probability is at most 10% (false).
     pub ecn: Option<bool>,
 }
 
@@ -245,7 +265,9 @@ pub struct PieConfig {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct StepConfig {
+    /// Mark arrivals finding more than this many packets queued.
     pub threshold_pkts: Option<u64>,
+    /// Mark arrivals finding more than this many bytes queued.
     pub threshold_bytes: Option<u64>,
 }
 
