@@ -76,3 +76,46 @@ fn fq_codel_keeps_a_sparse_flow_s_delay_near_the_transmission_time() {
     let fifo = sparse_beside_bulk("droptail");
     assert!(fifo > 20.0, "DropTail: the sparse flow waits behind the bulk flow's queue, {fifo:.3} ms");
 }
+
+/// The long-lived load with ECN-capable flows: `ecn` set in the queue's table.
+fn with_ecn(queue: &str, cc: &str) -> Config {
+    let mut cfg = long_lived(queue);
+    for f in &mut cfg.flows {
+        f.cc = cc.into();
+        f.ecn = true;
+    }
+    let hop = &mut cfg.network.hops[0];
+    hop.codel.ecn = Some(true);
+    hop.pie.ecn = Some(true);
+    hop.step.threshold_pkts = Some(20);
+    cfg
+}
+
+/// RFC 3168 section 5 at AQM queues: with ECN-capable flows the AQM marks
+/// instead of dropping, so below the buffer limit nothing is dropped, and the
+/// link carries what it did with drops (issue 33.5).
+#[test]
+fn ecn_flows_are_marked_not_dropped_below_the_limit() {
+    for queue in ["codel", "fq_codel", "pie"] {
+        let drops = run_checked(long_lived(queue));
+        let marks = run_checked(with_ecn(queue, "cubic"));
+        let l = &marks.links[0];
+        assert!(l.marks > 0, "{queue}: no marks");
+        assert_eq!((l.drops_early, l.drops_overflow), (0, 0), "{queue}: drops with ECN");
+        let (u_drop, u_mark) = (utilization(&drops, RATE, 5.0, 20.0), utilization(&marks, RATE, 5.0, 20.0));
+        assert!((u_mark - u_drop).abs() < 0.03, "{queue}: utilisation {u_mark:.3} with ECN, {u_drop:.3} with drops");
+    }
+}
+
+/// DCTCP behind step marking at K = 20 packets (RFC 8257 section 3.1): full
+/// link, no drops, and the queue held near K (20 packets = 2.4 ms at
+/// 100 Mbit/s), far below the 834-packet buffer.
+#[test]
+fn dctcp_behind_step_marking_holds_the_queue_near_k_without_drops() {
+    let r = run_checked(with_ecn("step", "dctcp"));
+    let l = &r.links[0];
+    assert!(l.marks > 0 && l.drops_early + l.drops_overflow == 0, "marks {} drops {}", l.marks, l.drops_overflow);
+    let (median, p90) = queue_delay_ms(&r, 5.0);
+    assert!(median < 4.0 && p90 < 6.0, "queueing delay median {median:.2} ms, p90 {p90:.2} ms");
+    assert!(utilization(&r, RATE, 5.0, 20.0) > 0.95);
+}
