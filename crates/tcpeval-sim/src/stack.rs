@@ -174,7 +174,8 @@ impl Stack {
             Stack::Linux24 => Profile { initial_window: InitialWindow::Rfc2414, ..linux_old(Growth::PerAck) },
             Stack::Linux2613 | Stack::Linux2622 => linux_old(Growth::PerAck),
             Stack::Linux316 => linux_new(Growth::PerAckAvoidance),
-            Stack::Linux66 => linux_new(Growth::PerPacket),
+            // RACK-TLP: Linux's only loss detection from 4.18 (tcp::rack).
+            Stack::Linux66 => Profile { loss_detection: LossDetection::Rack, ..linux_new(Growth::PerPacket) },
             Stack::Ns2 => Profile {
                 growth: Growth::PerAck,
                 reduction: Reduction::Halve,
@@ -308,6 +309,16 @@ mod tests {
         }
         let p = DEFAULT_STACK.profile();
         assert_eq!((p.initial_rto, p.initial_window, p.quickacks, p.delack_timeout), (SEC, InitialWindow::Fixed(10), 16, None));
+    }
+
+    /// RACK-TLP from Linux 4.18 (linux-6.6); DupThresh in the older stacks
+    /// and ns-2 (docs/stacks.md).
+    #[test]
+    fn only_today_s_stack_detects_losses_by_rack() {
+        for stack in STACKS {
+            let want = if stack == Stack::Linux66 { LossDetection::Rack } else { LossDetection::DupThresh };
+            assert_eq!(stack.profile().loss_detection, want, "{}", stack.name());
+        }
     }
 
     #[test]
