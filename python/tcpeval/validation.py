@@ -448,11 +448,14 @@ docs/model.md, crates/tcpeval-sim/src/tcp/rack.rs) against RFC 6675
 DupThresh, the older stacks'. Hand-computed timelines (the `tcp::rack`
 unit tests; 10 ms path, an ACK per segment, Reno, 10 segments):
 
-| case | RACK-TLP | DupThresh |
-|---|---|---|
-| last 3 segments lost | probe at 32 ms (PTO 2 x 10 + 2 ms), its SACK marks the other two, done at 62 ms, no RTO | RTO at 220 ms, done at 240 ms |
-| a retransmission lost too (12 segments) | marked again when a later-sent segment is SACKed, done at 30 ms | RTO, done at 230 ms |
-| last segment lost (one out) | probe at the RTO's time (2 x 10 + 200 ms capped at 210 ms), done at 230 ms, no RTO | RTO, done at 230 ms |
+- last 3 segments lost: RACK-TLP probes at 32 ms (PTO 2 x 10 + 2 ms), the
+  probe's SACK marks the other two, done at 62 ms without an RTO; DupThresh
+  waits for the RTO (220 ms), done at 240 ms;
+- a retransmission lost too (12 segments): RACK marks it again when a
+  later-sent segment is SACKed, done at 30 ms; DupThresh: RTO, 230 ms;
+- only the last segment lost (one out): the probe leaves at the RTO's time
+  (2 x 10 + 200 ms, capped at the RTO, 210 ms), done at 230 ms without an
+  RTO; DupThresh: RTO, 230 ms.
 
 Short transfers (300 transfers of 10 segments, CUBIC, one every max(4 RTT,
 100 ms), 100 Mbit/s, random loss p, seed 1; the transfers that lost a

@@ -21,5 +21,6 @@ def test_an_unknown_rule_is_an_error_of_the_flow_s_field():
     with pytest.raises(ScenarioError) as e:
         resolved({"flows": [{}, {"loss_detection": "fack"}]})
     assert str(e.value).startswith(
-        "flows[1].loss_detection: unknown loss detection 'fack'; allowed: dupthresh, dupthresh-tlp, rack"
+        "flows[1].loss_detection: unknown loss detection 'fack'; "
+        "allowed: dupthresh, dupthresh-tlp, rack"
     ), str(e.value)
