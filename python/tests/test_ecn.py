@@ -20,3 +20,11 @@ def test_the_testbed_refuses_ecn_naming_the_field():
             "nfqueue": True, "tun": True, "delay_line": "/bin/true",
             "envelope": {"max_rate_with_delay_bps": 200e6, "max_rate_without_delay_bps": 1e9}}
     assert "flows[0].ecn:" in testbed.refuse_reason(cfg, caps)
+
+
+def test_red_s_ecn_and_harddrop_switches_reach_the_engine_hop():
+    red = {"queue": "red", "red": {"ecn": True, "harddrop": True}}
+    cfg = engine({"network": red, "flows": [{}]})
+    assert cfg["network"]["hops"][0]["red"] == {"ecn": True, "harddrop": True}
+    plain = engine({"network": {"queue": "red"}, "flows": [{}]})
+    assert "ecn" not in plain["network"]["hops"][0]["red"], "off unless asked: tc red's default"

@@ -58,7 +58,9 @@ fn red(cfg: &RedConfig, lim: Limit, rate_bps: f64) -> Red {
     // fast links and makes the average oscillate with the flows' sawtooth).
     let pkts_per_s = rate_bps / 8.0 / RED_PKT_BYTES;
     let w_q = 1.0 - (-1.0 / pkts_per_s).exp();
-    Red::new(min_th, max_th, cfg.w_q.unwrap_or(w_q), cfg.max_p.unwrap_or(RED_MAX_P), cfg.gentle.unwrap_or(true), pkt_time)
+    let mut red = Red::new(min_th, max_th, cfg.w_q.unwrap_or(w_q), cfg.max_p.unwrap_or(RED_MAX_P), cfg.gentle.unwrap_or(true), pkt_time);
+    (red.ecn, red.harddrop) = (cfg.ecn.unwrap_or(false), cfg.harddrop.unwrap_or(false));
+    red
 }
 
 fn queue(h: &HopConfig, lim: Limit, hash_key: u64) -> Queue {

@@ -200,6 +200,12 @@ pub struct RedConfig {
     pub w_q: Option<f64>,
     pub max_p: Option<f64>,
     pub gentle: Option<bool>,
+    /// Mark ECN-capable packets CE instead of an early drop (Linux tc red
+    /// `ecn`; default off).
+    pub ecn: Option<bool>,
+    /// With `ecn`, still drop past max_th (2 max_th when gentle) (tc red
+    /// `harddrop`; default off).
+    pub harddrop: Option<bool>,
 }
 
 /// CoDel when `queue = "codel"` (RFC 8289); absent values are Linux's

@@ -44,6 +44,8 @@ class Red(_Model):
     w_q: float | None = None
     max_p: float | None = None
     gentle: bool | None = None
+    ecn: bool | None = None  # mark ECN-capable packets instead of early drops (tc red ecn)
+    harddrop: bool | None = None  # with ecn, still drop past the ramp (tc red harddrop)
 
 
 class Codel(_Model):

@@ -69,11 +69,19 @@ pub struct Red {
     /// Packets since the last drop (the paper's `count`; -1 below min_th).
     count: i64,
     idle_since: Option<Time>,
+    /// Linux sch_red's `ecn` flag: mark ECN-capable packets CE instead of an
+    /// early drop; with `harddrop` too, drop them all the same where the
+    /// average is past the ramp (RED_HARD_MARK).
+    pub ecn: bool,
+    pub harddrop: bool,
+    /// The last early verdict came from past the ramp (p_b = 1).
+    hard: bool,
 }
 
 impl Red {
     pub fn new(min_th: f64, max_th: f64, w_q: f64, max_p: f64, gentle: bool, pkt_time: Time) -> Self {
-        Red { min_th, max_th, w_q, max_p, gentle, pkt_time: pkt_time.max(1), avg: 0.0, count: -1, idle_since: Some(0) }
+        let (ecn, harddrop, hard) = (false, false, false);
+        Red { min_th, max_th, w_q, max_p, gentle, pkt_time: pkt_time.max(1), avg: 0.0, count: -1, idle_since: Some(0), ecn, harddrop, hard }
     }
 
     pub fn avg(&self) -> f64 {
@@ -104,11 +112,19 @@ impl Red {
         self.count += 1;
         let denom = 1.0 - self.count as f64 * p_b;
         let p_a = if denom <= 0.0 { 1.0 } else { (p_b / denom).min(1.0) };
+        self.hard = p_b >= 1.0;
         if p_b >= 1.0 || rng.uniform() < p_a {
             self.count = 0;
             return true;
         }
         false
+    }
+
+    /// Linux `red_enqueue` (net/sched/sch_red.c, 6.6) on an early verdict
+    /// with the `ecn` flag: RED_PROB_MARK, and RED_HARD_MARK unless
+    /// `harddrop`, set CE on an ECN-capable packet and keep it; true if so.
+    fn mark_instead(&self, p: &mut Packet) -> bool {
+        self.ecn && !(self.harddrop && self.hard) && p.mark_ce()
     }
 }
 
@@ -231,10 +247,14 @@ impl Queue {
 
     /// The admission policy of DropTail and RED on an arrival (RED sees every
     /// arrival, even one that finds the queue empty and goes straight to the wire).
-    fn admit(&mut self, p: &Packet, now: Time, rng: &mut Rng) -> bool {
+    fn admit(&mut self, p: &mut Packet, now: Time, rng: &mut Rng) -> bool {
         self.stats.arrivals += 1;
         if let Discipline::Red(red) = &mut self.discipline {
             if red.drop_arrival(self.pkts.len(), now, rng) {
+                if red.mark_instead(p) {
+                    self.stats.marks += 1;
+                    return true;
+                }
                 self.stats.count_drop(p, true);
                 return false;
             }
@@ -246,9 +266,9 @@ impl Queue {
     /// send now, if the discipline lets it through. DropTail and RED only
     /// judge it; the others take it in and give it out at once, so their
     /// state sees it (a zero sojourn time, a new FQ-CoDel flow's credit).
-    pub fn bypass(&mut self, p: Packet, now: Time, rng: &mut Rng) -> Option<Packet> {
+    pub fn bypass(&mut self, mut p: Packet, now: Time, rng: &mut Rng) -> Option<Packet> {
         match self.discipline {
-            Discipline::DropTail | Discipline::Red(_) => self.admit(&p, now, rng).then_some(p),
+            Discipline::DropTail | Discipline::Red(_) => self.admit(&mut p, now, rng).then_some(p),
             _ => {
                 self.enqueue(p, now, rng);
                 self.dequeue(now)
@@ -261,7 +281,7 @@ impl Queue {
     pub fn enqueue(&mut self, mut p: Packet, now: Time, rng: &mut Rng) -> bool {
         match self.discipline {
             Discipline::DropTail | Discipline::Red(_) => {
-                if !self.admit(&p, now, rng) {
+                if !self.admit(&mut p, now, rng) {
                     return false;
                 }
             }
@@ -431,6 +451,44 @@ mod tests {
         let n = 100_000;
         let drops = (0..n).filter(|_| red.drop_arrival(10, 0, r)).count() as f64 / n as f64;
         assert!((drops - 0.0952).abs() < 0.005, "drop rate {drops}");
+    }
+
+    /// Linux sch_red with `ecn`: on the ramp an ECT packet is marked CE and
+    /// kept, so ECT traffic sees no drop below the limit; past max_th (the
+    /// hard region) it is marked too unless `harddrop`; Not-ECT is dropped.
+    #[test]
+    fn red_with_ecn_marks_ect_packets_instead_of_dropping() {
+        let r = &mut rng();
+        let ect = || {
+            let mut p = pkt(1500);
+            p.ecn = crate::net::packet::Ecn::Ect0;
+            p
+        };
+        let red = |max_p, harddrop| {
+            let mut red = Red::new(5.0, 15.0, 1.0, max_p, false, 1000);
+            (red.ecn, red.harddrop, red.idle_since) = (true, harddrop, None);
+            Queue::new(Limit::Packets(100), Discipline::Red(red))
+        };
+        let mut ramp = red(1.0, false);
+        for _ in 0..100 {
+            assert!(ramp.enqueue(ect(), 0, r));
+        }
+        assert_eq!((ramp.len(), ramp.stats.drops), (100, 0));
+        assert!(ramp.stats.marks > 50, "{} marks", ramp.stats.marks);
+        // max_p ~ 0: the ramp lets everything in, past max_th all is dropped.
+        let mut q = red(1e-9, false);
+        for _ in 0..100 {
+            q.enqueue(pkt(1500), 0, r);
+        }
+        assert_eq!((q.len(), q.stats.early_drops, q.stats.marks), (15, 85, 0));
+        assert!(q.enqueue(ect(), 0, r), "past max_th an ECT packet is marked and kept");
+        assert_eq!((q.len(), q.stats.marks), (16, 1));
+        assert_eq!(q.pkts.back().unwrap().1.ecn, crate::net::packet::Ecn::Ce);
+        let mut hard = red(1e-9, true);
+        for _ in 0..100 {
+            hard.enqueue(ect(), 0, r);
+        }
+        assert_eq!((hard.len(), hard.stats.early_drops, hard.stats.marks), (15, 85, 0), "harddrop");
     }
 
     #[test]
