@@ -179,9 +179,10 @@ def test_summary_from_output():
 def test_verdicts():
     single = cx.Cell("single", "bic", "1Gbps", 100, 1.0, loss=1e-4)
     assert cx.verdict(single, [105.0, 107.0], [100.0, 100.0]) == (pytest.approx(1.06), "ok")
-    assert cx.verdict(single, [120.0], [100.0])[1] == "miss"
+    assert cx.verdict(single, [120.0], [100.0])[1] == "unresolved"   # one seed: no interval
+    assert cx.verdict(single, [120.0, 121.0], [100.0, 101.0])[1] == "miss"
     pair = cx.Cell("pair", "vegas", "100Mbps", 50, 1.0, other="reno", other_rtt_ms=50)
-    assert cx.verdict(pair, [0.05], [0.21]) == (pytest.approx(-0.16), "miss")
+    assert cx.verdict(pair, [0.05, 0.06], [0.21, 0.20]) == (pytest.approx(-0.15), "miss")
     assert cx.verdict(pair, [0.20], [0.21])[1] == "ok"
     lp = cx.Cell("single", "lp", "1Gbps", 100, 1.0, loss=1e-4)
     assert cx.verdict(lp, [1.0], [2.0])[1] == "ns-2 module broken"
@@ -275,3 +276,53 @@ def test_ns2_side_is_cached_by_script(tmp_path, monkeypatch):
     assert calls == [1, 2]
     assert first[3] == again[3] == 1.0 and other[3] == 2.0
     assert len(list((tmp_path / "cache").glob("*.json"))) == 2
+
+
+def test_a_gap_within_the_seeds_noise_is_unresolved_not_a_miss():
+    single = cx.Cell("single", "bic", "1Gbps", 100, 1.0, loss=1e-4)
+    noisy = cx.verdict(single, [80.0, 100.0, 60.0], [100.0, 120.0, 80.0])
+    assert noisy == (pytest.approx(0.8), "unresolved")
+    tight = cx.verdict(single, [80.0, 81.0, 79.0], [100.0, 101.0, 99.0])
+    assert tight == (pytest.approx(0.8), "miss")
+    lo, hi = cx.interval(single, [80.0, 81.0, 79.0], [100.0, 101.0, 99.0])
+    assert lo < 0.8 < hi and hi < 0.9
+    pair = cx.Cell("pair", "reno", "100Mbps", 50, 1.0, other="reno", other_rtt_ms=100)
+    assert cx.verdict(pair, [0.76, 0.70, 0.82], [0.62, 0.55, 0.69])[1] == "unresolved"
+    assert cx.verdict(pair, [0.76, 0.77, 0.75], [0.62, 0.61, 0.63])[1] == "miss"
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(10, 100), min_size=2, max_size=8),
+       st.lists(st.floats(10, 100), min_size=2, max_size=8))
+def test_interval_contains_the_value_and_only_an_excluding_interval_misses(tc, ns):
+    cell = cx.Cell("single", "reno", "100Mbps", 50, 1.0, loss=1e-4)
+    value, word = cx.verdict(cell, tc, ns)
+    lo, hi = cx.interval(cell, tc, ns)
+    assert lo <= value <= hi
+    if word == "miss":
+        assert lo > 1 + cx.RATIO_TOLERANCE or hi < 1 - cx.RATIO_TOLERANCE
+
+
+def test_unresolved_cells_get_more_seeds_until_decided(monkeypatch):
+    """run_adaptive adds seeds three at a time only to the unresolved cells."""
+    noisy = cx.Cell("single", "reno", "100Mbps", 50, 1.0, loss=1e-4)
+    clear = cx.Cell("single", "cubic", "100Mbps", 50, 1.0, loss=1e-4)
+    calls = []
+
+    def fake_grid(cells, seeds, workers, progress=None):
+        calls.append(([c.cc for c in cells], list(seeds)))
+        out = {}
+        for c in cells:
+            # The noisy cell's tcpeval side settles on ns-2's value after seed 3.
+            tc = {s: (80.0 if s % 2 else 120.0) * 0.8 if s <= 3 else 100.0 for s in seeds}
+            if c.cc == "cubic":
+                tc = {s: 100.0 for s in seeds}
+            out[c.name] = {"tcpeval": tc, "ns2": {s: 100.0 + s % 2 for s in seeds}, "wall": 0.0}
+        return out
+
+    monkeypatch.setattr(cx, "run_grid", fake_grid)
+    results = cx.run_adaptive([noisy, clear], [1, 2, 3], 9, 1)
+    assert calls[0] == (["reno", "cubic"], [1, 2, 3])
+    assert all(cc == ["reno"] for cc, _ in calls[1:]) and calls[1][1] == [4, 5, 6]
+    assert len(results[clear.name]["tcpeval"]) == 3
+    assert len(results[noisy.name]["tcpeval"]) > 3

@@ -222,16 +222,83 @@ def _cost(cell: Cell) -> float:
 
 
 def verdict(cell: Cell, tc: list[float], ns: list[float]) -> tuple[float | None, str]:
-    """The cell's comparison value (ratio or share difference) and its verdict."""
+    """The cell's comparison value (ratio or share difference) and its verdict:
+    ok when the value is within the tolerance; miss when it is outside and so is
+    its whole 95% confidence interval (the gap is larger than the seeds' noise);
+    unresolved when it is outside but the interval reaches the tolerance band
+    (more seeds would decide: `run_adaptive` adds them)."""
+    value = _value(cell, tc, ns)
     if CC_MODULE[cell.cc] in BROKEN_IN_NS2 or (cell.other and CC_MODULE[cell.other]
                                                  in BROKEN_IN_NS2):
-        return _value(cell, tc, ns), "ns-2 module broken"
-    value = _value(cell, tc, ns)
+        return value, "ns-2 module broken"
     if value is None:
         return None, "no data"
-    if cell.kind == "single":
-        return value, "ok" if abs(value - 1) <= RATIO_TOLERANCE else "miss"
-    return value, "ok" if abs(value) <= SHARE_TOLERANCE else "miss"
+    centre, tol = (1.0, RATIO_TOLERANCE) if cell.kind == "single" else (0.0, SHARE_TOLERANCE)
+    if abs(value - centre) <= tol:
+        return value, "ok"
+    lo, hi = interval(cell, tc, ns)
+    beyond = lo > centre + tol or hi < centre - tol
+    return value, "miss" if beyond else "unresolved"
+
+
+def interval(cell: Cell, tc: list[float], ns: list[float]) -> tuple[float, float]:
+    """95% confidence interval of the comparison value: Welch's interval of the
+    difference of means for pairs; for single flows the ratio of means with its
+    standard error by the delta method. Infinite with fewer than two seeds on
+    either side."""
+    if len(tc) < 2 or len(ns) < 2:
+        return -math.inf, math.inf
+    a, b = statistics.fmean(tc), statistics.fmean(ns)
+    va, vb = statistics.variance(tc) / len(tc), statistics.variance(ns) / len(ns)
+    # Welch-Satterthwaite degrees of freedom; both sides exact: no spread.
+    df = (va + vb) ** 2 / ((va ** 2 / (len(tc) - 1)) + (vb ** 2 / (len(ns) - 1))) \
+        if va + vb > 0 else math.inf
+    t = _t975(df)
+    if cell.kind == "pair":
+        half = t * math.sqrt(va + vb)
+        return a - b - half, a - b + half
+    if b <= 0:
+        return -math.inf, math.inf
+    ratio = a / b
+    half = t * ratio * math.sqrt(va / a ** 2 + vb / b ** 2) if a > 0 else math.inf
+    return ratio - half, ratio + half
+
+
+def _t975(df: float) -> float:
+    """The 97.5% quantile of Student's t; Welch's fractional degrees of freedom
+    rounded down (the wider, safer interval)."""
+    if math.isinf(df):
+        return 1.959964
+    from ..metrics import t_quantile
+
+    return t_quantile(0.975, max(1, math.floor(df)))
+
+
+def run_adaptive(cells: list[Cell], seeds: list[int], max_seeds: int, workers: int,
+                 progress=None) -> dict:
+    """Run every cell on `seeds`, then add seeds three at a time to the cells
+    whose verdict is unresolved, up to `max_seeds` seeds per cell."""
+    results = run_grid(cells, seeds, workers, progress)
+    used = list(seeds)
+    while len(used) < max_seeds:
+        open_cells = [c for c in cells if verdict(c, *_values(results[c.name]))[1] == "unresolved"]
+        if not open_cells:
+            break
+        start = max(used) + 1
+        extra = list(range(start, start + min(3, max_seeds - len(used))))
+        used += extra
+        more = run_grid(open_cells, extra, workers, progress)
+        for name, r in more.items():
+            for sim in ("tcpeval", "ns2"):
+                results[name][sim].update(r[sim])
+            results[name]["wall"] += r["wall"]
+    return results
+
+
+def _values(r: dict) -> tuple[list[float], list[float]]:
+    """A cell's finite values: tcpeval's and ns-2's, in seed order."""
+    return tuple([v for _, v in sorted(r[sim].items()) if isinstance(v, float)
+                  and not math.isnan(v)] for sim in ("tcpeval", "ns2"))
 
 
 def _value(cell: Cell, tc: list[float], ns: list[float]) -> float | None:
@@ -253,13 +320,12 @@ def _fmt(xs: list[float], digits: int) -> str:
 
 def table(cells: list[Cell], results: dict) -> tuple[list[str], dict[str, int]]:
     """Markdown rows (one per cell) and the count of each verdict."""
-    rows = ["| cell | stack | tcpeval | ns-2 | ratio / diff | verdict |",
-            "|---|---|---|---|---|---|"]
+    rows = ["| cell | stack | seeds | tcpeval | ns-2 | ratio / diff | 95% CI | verdict |",
+            "|---|---|---|---|---|---|---|---|"]
     counts: dict[str, int] = {}
     for c in cells:
         r = results[c.name]
-        tc = [v for v in r["tcpeval"].values() if isinstance(v, float) and not math.isnan(v)]
-        ns = [v for v in r["ns2"].values() if isinstance(v, float) and not math.isnan(v)]
+        tc, ns = _values(r)
         value, word = verdict(c, tc, ns)
         errors = sorted({v for sim in ("tcpeval", "ns2") for v in r[sim].values()
                          if isinstance(v, str)})
@@ -269,9 +335,17 @@ def table(cells: list[Cell], results: dict) -> tuple[list[str], dict[str, int]]:
         digits = 1 if c.kind == "single" else 3
         shown = "-" if value is None else (f"{value:.3f}" if c.kind == "single"
                                           else f"{value:+.3f}")
-        rows.append(f"| {c.name} | {c.stack or 'tcpeval default'} | {_fmt(tc, digits)} | "
-                    f"{_fmt(ns, digits)} | {shown} | {word} |")
+        rows.append(f"| {c.name} | {c.stack or 'tcpeval default'} | {min(len(tc), len(ns))} | "
+                    f"{_fmt(tc, digits)} | {_fmt(ns, digits)} | {shown} | "
+                    f"{_fmt_interval(c, tc, ns)} | {word} |")
     return rows, counts
+
+
+def _fmt_interval(cell: Cell, tc: list[float], ns: list[float]) -> str:
+    lo, hi = interval(cell, tc, ns)
+    if math.isinf(lo) or math.isinf(hi):
+        return "-"
+    return f"{lo:.3f} to {hi:.3f}" if cell.kind == "single" else f"{lo:+.3f} to {hi:+.3f}"
 
 
 def default_workers() -> int:
