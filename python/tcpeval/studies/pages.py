@@ -140,6 +140,9 @@ CASES = {
     "bullot2004": {
         "buffer x0.5": Case("Table 1 cells' bottleneck buffers halved (the paper gives none)",
                             _buffer_scale(0.5), ("t1-*",)),
+        "cross traffic x0.5": Case("Table 1 cells' cross traffic halved (the paper gives none: "
+                                   "2, 3 and 21 long-lived 64 KB flows)", _background(0.5),
+                                   ("t1-*",)),
     },
 }
 
