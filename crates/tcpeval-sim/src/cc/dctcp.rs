@@ -307,6 +307,14 @@ mod tests {
         assert_eq!(h.s.cwnd, 11, "Reno: one packet per round");
     }
 
+    /// Linux added DCTCP in 3.18: the 3.16 stack does not offer it.
+    #[test]
+    fn only_todays_stack_offers_dctcp() {
+        use crate::stack::Stack;
+        assert!(Stack::Linux66.offers("dctcp").is_ok());
+        assert!(Stack::Linux316.offers("dctcp").unwrap_err().contains("not 'dctcp'"));
+    }
+
     /// The echo of RFC 8257 section 3.2 (figure 1): the state flips on a CE
     /// change and then the held ACK goes out with the old state.
     #[test]
