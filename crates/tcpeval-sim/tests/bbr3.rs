@@ -16,21 +16,24 @@ fn bbr3_alone_fills_a_one_bdp_dumbbell_with_a_small_queue() {
 }
 
 /// BBRv3 responds to loss once a round has any (bw_lo, inflight_lo to 0.7,
-/// not below the last round's delivery) and ends a probe above 2%, so random
-/// loss costs it throughput where v1, which ignores loss, keeps the link; at
-/// 1% it still keeps most of it (the design tolerates random loss below
-/// loss_thresh: tcp_bbr.c's comment on bbr_bw_probe_max_rounds), unlike CUBIC.
+/// not below the last round's delivery) and ends a probe above 2% loss, so
+/// random loss costs it throughput where v1, which ignores loss, keeps the
+/// link. At 1% it keeps most of it (tcp_bbr.c sizes its probing to tolerate
+/// 1% random loss per round, the comment on bbr_bw_probe_max_rounds), unlike
+/// CUBIC; at 2%, its loss_thresh, it keeps well under two thirds of what v1 does.
 #[test]
-fn at_one_percent_loss_bbr3_keeps_most_of_the_link_but_less_than_v1() {
-    let run = |cc: &str| {
+fn under_random_loss_bbr3_keeps_less_than_v1_and_far_more_than_cubic() {
+    let run = |cc: &str, p: f64| {
         let mut cfg = dumbbell(100e6, 40, 1.0, 30, vec![flow(cc, 40, 0.0)]);
-        cfg.network.hops[0].loss = 0.01;
+        cfg.network.hops[0].loss = p;
         goodput_mbps(&run_checked(cfg), 0, 10.0, 30.0)
     };
-    let (v3, v1, cubic) = (run("bbr3"), run("bbr"), run("cubic"));
+    let (v3, v1, cubic) = (run("bbr3", 0.01), run("bbr", 0.01), run("cubic", 0.01));
     assert!(v3 >= 50.0, "BBRv3 goodput {v3:.1} Mbit/s at 1% loss");
-    assert!(v3 < 0.85 * v1, "BBRv3 {v3:.1} vs v1 {v1:.1} Mbit/s");
-    assert!(cubic < 10.0 && v3 > 5.0 * cubic, "CUBIC {cubic:.1} Mbit/s");
+    assert!(v3 < 0.9 * v1, "BBRv3 {v3:.1} vs v1 {v1:.1} Mbit/s at 1%");
+    assert!(cubic < 10.0 && v3 > 5.0 * cubic, "CUBIC {cubic:.1} Mbit/s at 1%");
+    let (v3, v1) = (run("bbr3", 0.02), run("bbr", 0.02));
+    assert!(v3 < 0.6 * v1, "BBRv3 {v3:.1} vs v1 {v1:.1} Mbit/s at 2%");
 }
 
 fn shares(cc: &str, buffer_bdp: f64) -> (f64, f64) {
@@ -53,9 +56,10 @@ fn bbr3_shares_with_cubic_and_leaves_it_more_than_v1_in_a_shallow_buffer() {
 
 #[test]
 fn two_bbr3_flows_converge_to_a_fair_share() {
-    // The second starts 5 s later; shares measured from 20 s on.
-    let r = run_checked(dumbbell(100e6, 40, 1.0, 60, vec![flow("bbr3", 40, 0.0), flow("bbr3", 40, 5.0)]));
-    let (a, b) = (goodput_mbps(&r, 0, 20.0, 60.0), goodput_mbps(&r, 1, 20.0, 60.0));
+    // The second starts 5 s later and gains on each of the first's probes
+    // (every 2-3 s): 10-s shares 80/13, 67/28, ..., 46/48 Mbit/s by 70 s.
+    let r = run_checked(dumbbell(100e6, 40, 1.0, 90, vec![flow("bbr3", 40, 0.0), flow("bbr3", 40, 5.0)]));
+    let (a, b) = (goodput_mbps(&r, 0, 45.0, 90.0), goodput_mbps(&r, 1, 45.0, 90.0));
     assert!(jain(&[a, b]) >= 0.95, "{a:.1} and {b:.1} Mbit/s");
     assert!(a + b >= 90.0, "together {:.1} Mbit/s", a + b);
 }
@@ -92,4 +96,31 @@ fn with_ecn_the_queue_follows_the_marking_threshold_without_drops() {
     // (The receiver's ACKs still follow CE, Linux's quick ACKs on a CE
     // change, so the runs are near, not equal.)
     assert!((g20 / g40 - 1.0).abs() < 0.005 && (q20 / q40 - 1.0).abs() < 0.1, "CE ignored without ecn_low: {g20:.1}/{q20:.1} vs {g40:.1}/{q40:.1}");
+}
+
+/// PROBE_RTT every 5 s (v1: 10 s) at half the BDP (v1: 4 packets): cwnd dips
+/// to about 167 of the 334-packet BDP, 5 s + 200 ms + a round apart.
+#[test]
+fn probe_rtt_comes_every_five_seconds_at_half_the_bdp() {
+    let mut cfg = dumbbell(100e6, 40, 1.0, 32, vec![flow("bbr3", 40, 0.0)]);
+    cfg.trace_interval_ns = 10 * tcpeval_sim::time::MS;
+    let r = run_checked(cfg);
+    let tr = &r.trace;
+    let (mut dips, mut lowest, mut inside) = (vec![], u64::MAX, false);
+    for i in 0..tr.t_ns.len() {
+        let low = tr.cwnd_pkts[i] <= 200 && tr.t_ns[i] > 1_000_000_000;
+        if low && !inside {
+            dips.push(tr.t_ns[i] as f64 / 1e9);
+        }
+        if low {
+            lowest = lowest.min(tr.cwnd_pkts[i] as u64);
+        }
+        inside = low;
+    }
+    assert!(dips.len() >= 5, "PROBE_RTT dips at {dips:?}");
+    for w in dips.windows(2) {
+        let gap = w[1] - w[0];
+        assert!((5.2..=5.4).contains(&gap), "PROBE_RTT {gap:.2} s apart: {dips:?}");
+    }
+    assert!((160..=175).contains(&lowest), "PROBE_RTT cwnd {lowest}");
 }
