@@ -20,8 +20,9 @@
 //! Not modelled: DSACK (the receiver sends none), so reo_wnd stays min_rtt/4
 //! (`reo_wnd_steps` = 1) and no TLP episode ends by a DSACK.
 
-use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, LOST, RETRANS};
+use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, LOST, RETRANS, SACKED};
 use crate::cc::CaState;
+use std::collections::VecDeque;
 use crate::time::{Time, MS, SEC};
 
 /// How a flow's sender detects losses: its stack's (stack::Profile) or the
@@ -256,9 +257,14 @@ impl RackAck {
     }
 }
 
-/// The RACK state (Linux `tp->rack`, `tp->reord_seen`).
-#[derive(Clone, Copy, Debug, Default)]
+/// The RACK state (Linux `tp->rack`, `tp->reord_seen`, `tsorted_sent_queue`).
+#[derive(Clone, Debug, Default)]
 pub struct Rack {
+    /// Transmissions in the order sent, (time, sequence) (Linux
+    /// `tsorted_sent_queue`): the scan walks these instead of the whole
+    /// scoreboard. An entry is stale once its segment is acknowledged, SACKed,
+    /// marked lost and not yet resent, or sent again (a newer entry).
+    sent: VecDeque<Sent>,
     /// The most recently sent delivered segment (RACK.xmit_ts, RACK.end_seq).
     newest: Option<Sent>,
     /// RACK.rtt: the RTT of the newest delivered segment of the last ACK.
@@ -270,6 +276,16 @@ pub struct Rack {
 }
 
 impl Rack {
+    /// A segment left at `now` (new, retransmitted or a probe).
+    pub fn on_send(&mut self, seq: u64, now: Time) {
+        self.sent.push_back((now, seq));
+    }
+
+    /// The transfer is over: give the memory back.
+    pub fn release(&mut self) {
+        self.sent = VecDeque::new();
+    }
+
     /// Fold in an ACK's deliveries (RFC 8985 section 6.2 step 2; RACK.rtt is
     /// that of the last segment in send order, as the RFC processes them).
     pub fn advance(&mut self, ack: &RackAck) {
@@ -306,43 +322,38 @@ impl Rack {
     /// flight sent before RACK.xmit_ts is lost once RACK.rtt + reo_wnd has
     /// passed since it was sent; those not yet are waited for. Returns the
     /// newly lost (lost retransmissions included) and, if some wait, the
-    /// reordering timer: the longest wait plus TCP_TIMEOUT_MIN.
-    pub fn detect_loss(&self, board: &mut Scoreboard, now: Time, reo_wnd: Time) -> (u32, Option<Time>) {
+    /// reordering timer: the longest wait plus TCP_TIMEOUT_MIN. Stale entries
+    /// at the front are dropped, so a scan costs the segments in flight sent
+    /// before RACK.xmit_ts, as Linux's walk of its time-sorted queue.
+    pub fn detect_loss(&mut self, board: &mut Scoreboard, now: Time, reo_wnd: Time) -> (u32, Option<Time>) {
         let Some(newest) = self.newest else { return (0, None) };
         let (mut lost, mut wait) = (0, None::<Time>);
-        let mut seq = board.snd_una;
-        let mut block = 0;
-        while seq < board.snd_nxt {
-            // SACKed runs are skipped whole (Linux takes them off tsorted_sent_queue).
-            if let Some(&(start, end)) = board.sacked.get(block) {
-                if seq >= start {
-                    seq = seq.max(end);
-                    block += 1;
+        let mut i = 0;
+        while let Some(&(tx, seq)) = self.sent.get(i) {
+            // Sent strictly later: so is every entry after it.
+            if tx > newest.0 {
+                break;
+            }
+            let live = in_flight_since(board, seq, tx);
+            if live && (tx, seq) < newest {
+                let expires = tx + self.rtt + reo_wnd;
+                if expires > now {
+                    wait = wait.max(Some(expires - now));
+                    i += 1;
                     continue;
                 }
-            }
-            let seg = board.segs[(seq - board.snd_una) as usize];
-            if seg.flags & (LOST | RETRANS) == LOST {
-                seq += 1; // lost, waiting for its retransmission
-                continue;
-            }
-            if (seg.tx_time, seq) >= newest {
-                // Never-retransmitted segments were sent in sequence order, and
-                // every later retransmission after them: none further is older.
-                if seg.flags & EVER_RETRANS == 0 {
-                    break;
-                }
-                seq += 1;
-                continue;
-            }
-            let expires = seg.tx_time + self.rtt + reo_wnd;
-            if expires <= now {
                 board.mark_lost(seq);
                 lost += 1;
-            } else {
-                wait = wait.max(Some(expires - now));
+            } else if live {
+                i += 1;
+                continue;
             }
-            seq += 1;
+            // Stale, or just marked lost (Linux `list_del_init`).
+            if i == 0 {
+                self.sent.pop_front();
+            } else {
+                i += 1;
+            }
         }
         (lost, wait.map(|w| w + TIMEOUT_MIN))
     }
@@ -361,6 +372,16 @@ impl Rack {
     }
 }
 
+/// Whether the transmission of `seq` at `tx` is still in flight: its last,
+/// not acknowledged, not SACKed, not marked lost awaiting a resend.
+fn in_flight_since(board: &Scoreboard, seq: u64, tx: Time) -> bool {
+    if seq < board.snd_una || seq >= board.snd_nxt {
+        return false;
+    }
+    let seg = &board.segs[(seq - board.snd_una) as usize];
+    seg.tx_time == tx && seg.flags & SACKED == 0 && seg.flags & (LOST | RETRANS) != LOST
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,13 +390,19 @@ mod tests {
     use crate::tcp::receiver::{Receiver, ReceiverConfig};
     use crate::tcp::sender::{Sender, SenderConfig};
 
-    fn sent_at(times: &[Time]) -> Scoreboard {
+    /// Segments sent at `times`, recorded by the scoreboard and by RACK.
+    fn sent_at(rack: &mut Rack, times: &[Time]) -> Scoreboard {
         let mut b = Scoreboard::new(true, times.len() as u64);
         for &t in times {
             let seq = b.push_new();
-            b.seg(seq).tx_time = t;
+            send(rack, &mut b, seq, t);
         }
         b
+    }
+
+    fn send(rack: &mut Rack, b: &mut Scoreboard, seq: u64, t: Time) {
+        b.seg(seq).tx_time = t;
+        rack.on_send(seq, t);
     }
 
     /// SACK `blocks` at `now` and fold them into `rack` as the sender does.
@@ -421,8 +448,8 @@ mod tests {
     /// (lost), 1 at 13 (lost), 2 at 14: wait 1 ms (+2 ms timer slack).
     #[test]
     fn reordering_within_reo_wnd_is_not_a_loss_beyond_it_is() {
-        let mut b = sent_at(&[0, MS, 2 * MS, 3 * MS]);
         let mut rack = Rack::default();
+        let mut b = sent_at(&mut rack, &[0, MS, 2 * MS, 3 * MS]);
         ack(&mut rack, &mut b, &[(3, 4)], 13 * MS, 8 * MS);
         assert_eq!(rack.rtt, 10 * MS);
         let reo = rack.reo_wnd(CaState::Disorder, b.sacked_out, 8 * MS, 10 * MS);
@@ -457,15 +484,15 @@ mod tests {
     /// expired at 30 ms: lost again. DupThresh needs 3 SACKed after it.
     #[test]
     fn a_lost_retransmission_is_detected_by_time() {
-        let mut b = sent_at(&[0, 0, 0, 0, 0, 0]);
         let mut rack = Rack::default();
+        let mut b = sent_at(&mut rack, &[0, 0, 0, 0, 0, 0]);
         ack(&mut rack, &mut b, &[(1, 6)], 10 * MS, 10 * MS);
         assert_eq!(rack.mark_lost(&mut b, 10 * MS, 0), (1, None));
         b.note_retransmit(0);
-        b.seg(0).tx_time = 20 * MS;
+        send(&mut rack, &mut b, 0, 20 * MS);
         for _ in 0..2 {
             let seq = b.push_new();
-            b.seg(seq).tx_time = 21 * MS;
+            send(&mut rack, &mut b, seq, 21 * MS);
         }
         ack(&mut rack, &mut b, &[(1, 7)], 31 * MS, 10 * MS);
         assert_eq!(b.mark_lost_retrans(), 0, "one SACKed after it is not DupThresh");
@@ -478,10 +505,10 @@ mod tests {
     /// original arrived; RACK does not take its send time.
     #[test]
     fn a_too_quick_sack_of_a_retransmission_does_not_advance_rack() {
-        let mut b = sent_at(&[0, 0]);
-        b.seg(0).flags |= EVER_RETRANS;
-        b.seg(0).tx_time = 25 * MS;
         let mut rack = Rack::default();
+        let mut b = sent_at(&mut rack, &[0, 0]);
+        b.seg(0).flags |= EVER_RETRANS;
+        send(&mut rack, &mut b, 0, 25 * MS);
         ack(&mut rack, &mut b, &[(0, 1)], 30 * MS, 10 * MS);
         assert_eq!((rack.newest, rack.advanced), (None, false));
         ack(&mut rack, &mut b, &[(1, 2)], 30 * MS, 10 * MS);
@@ -602,8 +629,9 @@ mod tests {
     /// segments sent since.
     #[test]
     fn a_timeout_leaves_recently_sent_segments_in_flight() {
-        let mut b = sent_at(&[0, 0, 50 * MS, 90 * MS]);
-        let rack = Rack { rtt: 30 * MS, ..Rack::default() };
+        let mut rack = Rack::default();
+        let mut b = sent_at(&mut rack, &[0, 0, 50 * MS, 90 * MS]);
+        rack.rtt = 30 * MS;
         rack.mark_lost_on_timeout(&mut b, 100 * MS);
         assert_eq!((b.lost_out, b.in_flight()), (3, 1));
         b.check_invariants().unwrap();

@@ -414,6 +414,7 @@ impl Sender {
             self.rto_deadline = None;
             // Nothing is in flight and nothing more will be sent.
             self.board.release();
+            self.rack.release();
         }
     }
 
@@ -503,6 +504,9 @@ impl Sender {
             self.board.seg(seq).delivered_ce_at_tx = self.s.delivered_ce as u32;
         }
         out.push(p);
+        if self.use_rack {
+            self.rack.on_send(seq, now);
+        }
         self.s.last_send_time = now;
         self.counters.segments_sent += 1;
         self.counters.bytes_sent += payload as u64;
