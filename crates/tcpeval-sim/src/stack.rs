@@ -44,9 +44,6 @@ pub const DEFAULT_STACK: Stack = Stack::Linux66;
 /// The initial window rule of a stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InitialWindow {
-    /// Linux 2.4 `tcp_init_cwnd` (RFC 2414): 2 packets when the handshake RTT
-    /// is above 20 ms (HZ/50) or MSS > 1460, else 3 (MSS > 1095) or 4.
-    Rfc2414,
     /// Linux 2.6 `tcp_init_cwnd` (RFC 3390, read at 2.6.22 in
     /// net/ipv4/tcp_input.c): 2 if MSS > 1460, 3 if MSS > 1095, else 4.
     Rfc3390,
@@ -89,8 +86,10 @@ const RTO_INIT_RFC6298: Time = SEC;
 
 impl InitialWindow {
     /// The initial window in packets for a flow with this MSS whose handshake
-    /// measured `rtt`.
-    pub fn packets(self, mss: u32, rtt: Time) -> u32 {
+    /// measured `_rtt`: no rule here uses it (Linux 2.4's and 2.6's
+    /// `tcp_init_cwnd` looked at the RTT only with a route's cached metrics,
+    /// which a simulated flow never has).
+    pub fn packets(self, mss: u32, _rtt: Time) -> u32 {
         let by_mss = if mss > 1460 {
             2
         } else if mss > 1095 {
@@ -99,8 +98,7 @@ impl InitialWindow {
             4
         };
         match self {
-            InitialWindow::Rfc2414 if rtt > 20 * MS => 2,
-            InitialWindow::Rfc2414 | InitialWindow::Rfc3390 => by_mss,
+            InitialWindow::Rfc3390 => by_mss,
             InitialWindow::Fixed(n) => n,
         }
     }
@@ -171,7 +169,15 @@ impl Stack {
             loss_detection: LossDetection::DupThresh,
         };
         match self {
-            Stack::Linux24 => Profile { initial_window: InitialWindow::Rfc2414, ..linux_old(Growth::PerAck) },
+            // 2.4.22 (hooao/linux-2.4.22 aa17aeb): a connection on a route with
+            // no cached RTT keeps tcp_v4_init_sock's snd_cwnd = 2
+            // (tcp_init_metrics takes its `reset` path before tcp_init_cwnd), and
+            // tcp_cwnd_down's floor is ssthresh / 2 for every algorithm.
+            Stack::Linux24 => Profile {
+                initial_window: InitialWindow::Fixed(2),
+                reduction: Reduction::RateHalving24,
+                ..linux_old(Growth::PerAck)
+            },
             Stack::Linux2613 | Stack::Linux2622 => linux_old(Growth::PerAck),
             Stack::Linux316 => linux_new(Growth::PerAckAvoidance),
             // RACK-TLP: Linux's only loss detection from 4.18 (tcp::rack).
@@ -246,8 +252,9 @@ impl Stack {
             Cc::Illinois(i) if self == Stack::Linux2622 => i.set_version(IllinoisVersion::Linux2622),
             // 2.6.22's RTT was the smoothed RTT (tcp_westwood_pkts_acked).
             Cc::Westwood(w) if self == Stack::Linux2622 => w.set_version(WestwoodVersion::Linux2622),
-            // 2.6.22's fast mode counted packets itself (tcp_yeah_cong_avoid).
-            Cc::Yeah(y) if self == Stack::Linux2622 => y.set_version(YeahVersion::Linux2622),
+            // 2.6.22's fast mode counted packets itself (tcp_yeah_cong_avoid),
+            // and 3.16.0's still does (net/ipv4/tcp_yeah.c read at 3.16.0).
+            Cc::Yeah(y) if matches!(self, Stack::Linux2622 | Stack::Linux316) => y.set_version(YeahVersion::Linux2622),
             // ns-2's own HighSpeed computes RFC 3649's formulas (tcp/tcp.cc).
             Cc::HighSpeed(h) if self == Stack::Ns2 => h.set_version(cc::highspeed::HighSpeedVersion::Ns2),
             _ => {}
@@ -380,8 +387,9 @@ mod tests {
     #[test]
     fn initial_windows_by_era() {
         let iw = |stack: Stack, rtt| stack.profile().initial_window.packets(1448, rtt);
-        // 2.4 (RFC 2414): 2 beyond 20 ms, else 3 for a 1448-byte MSS.
-        assert_eq!((iw(Stack::Linux24, 100 * MS), iw(Stack::Linux24, 10 * MS)), (2, 3));
+        // 2.4.22 on a fresh route: tcp_v4_init_sock's 2 at any RTT (RFC
+        // 2414's 3 at 10 ms only came with cached route metrics).
+        assert_eq!((iw(Stack::Linux24, 100 * MS), iw(Stack::Linux24, 10 * MS)), (2, 2));
         assert_eq!((iw(Stack::Linux2622, 100 * MS), iw(Stack::Linux316, 100 * MS), iw(Stack::Ns2, 100 * MS)), (3, 10, 2));
         assert_eq!((InitialWindow::Rfc3390.packets(1500, 0), InitialWindow::Rfc3390.packets(1000, 0)), (2, 4));
     }

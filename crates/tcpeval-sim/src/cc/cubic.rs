@@ -64,9 +64,11 @@ pub enum CubicVersion {
     /// cnt divided by the delayed-ACK ratio, the curve re-evaluated on every
     /// update, no 1.5x-per-RTT bound (cnt >= 1) and no shift after idle.
     V2_1,
-    /// 2.3 before Linux 4.0's stretch-ACK fixes (3.x; read at a 3.10 tree):
-    /// cnt divided by the delayed-ACK ratio (clamped to 1..32), no 1.5x bound
-    /// (cnt >= 2 came in 4.x), no epoch shift after idle (4.3).
+    /// 2.3 before Linux 4.0's stretch-ACK fixes (3.x; read at 3.16.0,
+    /// sndrzt/linux-3.16 e8dbc28b, net/ipv4/tcp_cubic.c): cnt divided by the
+    /// delayed-ACK ratio (clamped to 1..32), no 1.5x bound (cnt >= 2 came in
+    /// 4.x), no epoch shift after idle (4.3); HyStart's delay test on the
+    /// round's first 8 RTT samples with a margin of delay_min / 16.
     V2_3PerAck,
 }
 
@@ -310,14 +312,26 @@ impl Cubic {
             }
         }
         if self.cfg.delay_detect() {
-            self.curr_rtt = self.curr_rtt.min(delay);
+            // 3.x took the round's RTT from its first 8 samples only.
+            if self.sample_cnt < HYSTART_MIN_SAMPLES || self.version != CubicVersion::V2_3PerAck {
+                self.curr_rtt = self.curr_rtt.min(delay);
+            }
             if self.sample_cnt < HYSTART_MIN_SAMPLES {
                 self.sample_cnt += 1;
-            } else if self.curr_rtt > self.delay_min + (self.delay_min / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX) {
+            } else if self.curr_rtt > self.delay_min + self.hystart_delay_margin() {
                 self.found = true;
                 s.ssthresh = s.cwnd;
             }
         }
+    }
+
+    /// How far above delay_min the round's RTT must be for HyStart's delay
+    /// test: clamp(delay_min / 8, 4 ms, 16 ms) today; clamp(delay_min / 16,
+    /// 4 ms, 16 ms) in 3.x (tcp_cubic.c read at 3.16.0:
+    /// `HYSTART_DELAY_THRESH(ca->delay_min >> 4)` with delay_min in ms << 3).
+    fn hystart_delay_margin(&self) -> Time {
+        let divisor = if self.version == CubicVersion::V2_3PerAck { 16 } else { 8 };
+        (self.delay_min / divisor).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX)
     }
 
     /// Before 4.0: the EWMA of packets per ACK, ratio += sample - ratio / 16,
@@ -509,6 +523,47 @@ mod tests {
         h.ack_round();
         assert!(!h.s.in_slow_start(), "slow start ended at cwnd {}", h.s.cwnd);
         assert_eq!(h.s.ssthresh, h.s.cwnd.min(h.s.ssthresh));
+    }
+
+    /// Two rounds at 100 ms from cwnd 10 (cwnd 40, delay_min 100 ms), then a
+    /// round whose RTT samples are `rtts` (the last one repeated): whether
+    /// HyStart's delay test ended slow start, on linux-3.16 and on linux-6.6.
+    fn delay_test_fires(rtts: &[Time]) -> [bool; 2] {
+        let params = serde_json::json!({"hystart_detect": 2}).as_object().unwrap().clone();
+        [Stack::Linux316, Stack::Linux66].map(|stack| {
+            let (cc, profile) = stack.build("cubic", &params).unwrap();
+            let mut h = Harness::new(cc, 10);
+            h.s.growth = profile.growth;
+            h.ack_round();
+            h.ack_round();
+            let w = h.s.cwnd;
+            h.s.snd_nxt = h.s.snd_una + w as u64;
+            for i in 0..w as usize {
+                h.rtt = rtts[i.min(rtts.len() - 1)];
+                h.advance(h.rtt / w as u64);
+                h.ack(1);
+            }
+            !h.s.in_slow_start()
+        })
+    }
+
+    #[test]
+    fn linux_3_16_hystart_fires_at_delay_min_over_16() {
+        // A 10 ms rise over delay_min 100 ms: 3.16's margin is clamp(100 / 16
+        // = 6.25 ms, 4, 16) (fires), today's clamp(100 / 8 = 12.5 ms, 4, 16)
+        // (does not).
+        assert_eq!(delay_test_fires(&[110 * MS]), [true, false]);
+        assert_eq!(delay_test_fires(&[105 * MS]), [false, false]);
+    }
+
+    #[test]
+    fn linux_3_16_hystart_takes_the_round_s_rtt_from_its_first_8_samples() {
+        // 8 samples at 120 ms, then 100 ms: 3.16 keeps curr_rtt = 120 ms and
+        // fires on the 9th (120 > 106.25); today's takes the 9th into the
+        // minimum (100 ms) and does not.
+        let mut rtts = vec![120 * MS; 8];
+        rtts.push(100 * MS);
+        assert_eq!(delay_test_fires(&rtts), [true, false]);
     }
 
     #[test]

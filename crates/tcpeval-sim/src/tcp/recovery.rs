@@ -61,6 +61,11 @@ pub enum Reduction {
     /// Rate-halving, Linux 2.4-3.1 `tcp_cwnd_down` (`rate_halving`); when the
     /// episode ends cwnd = min(cwnd, ssthresh) (`tcp_complete_cwr`, 2.6.22).
     RateHalving,
+    /// Linux 2.4's rate-halving (`tcp_cwnd_down` in net/ipv4/tcp_input.c read
+    /// at 2.4.22, hooao/linux-2.4.22 aa17aeb): as `RateHalving`, but 2.4 had no
+    /// congestion-control modules, so the floor is ssthresh / 2 whatever the
+    /// algorithm (`tp->snd_cwnd > tp->snd_ssthresh/2`).
+    RateHalving24,
     /// ns-2's Sack1 agent: cwnd = ssthresh at once, sending while the pipe
     /// is below it (tcp/tcp-sack1.cc).
     Halve,
@@ -137,7 +142,7 @@ impl Recovery {
     fn end_reduction<C: CongestionOps>(&mut self, cc: &mut C, s: &mut CcState) {
         let cwnd = s.cwnd;
         hooks::end_cwnd_reduction(cc, s);
-        if self.reduction == Reduction::RateHalving {
+        if matches!(self.reduction, Reduction::RateHalving | Reduction::RateHalving24) {
             s.cwnd = s.cwnd.min(cwnd);
         }
     }
@@ -157,7 +162,7 @@ impl Recovery {
         self.high_seq = board.snd_nxt;
         self.prr = Prr::start(s.cwnd);
         hooks::init_cwnd_reduction(cc, s);
-        self.floor = cc.min_cwnd(s);
+        self.floor = if self.reduction == Reduction::RateHalving24 { s.ssthresh / 2 } else { cc.min_cwnd(s) };
     }
 
     fn enter_recovery<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
@@ -241,7 +246,7 @@ impl Recovery {
                     s.cwnd = cwnd;
                 }
             }
-            Reduction::RateHalving => s.cwnd = rate_halving(s.cwnd, &mut s.cwnd_cnt, self.floor, in_flight, delivered > 0),
+            Reduction::RateHalving | Reduction::RateHalving24 => s.cwnd = rate_halving(s.cwnd, &mut s.cwnd_cnt, self.floor, in_flight, delivered > 0),
             Reduction::Halve => s.cwnd = s.ssthresh,
         }
     }
@@ -303,16 +308,17 @@ mod tests {
     /// ssthresh. From cwnd 16, one packet off every second delivering ACK: 20
     /// ACKs would take 10. Scalable (ssthresh 16 - 16/8 = 14, floor 7) stops at
     /// 7 and leaves recovery there (min(cwnd, ssthresh)); BIC (ssthresh
-    /// 16 x 819/1024 = 12) stops at 12.
+    /// 16 x 819/1024 = 12) stops at 12. Linux 2.4.22's has no modules: BIC
+    /// too goes down to 12 / 2 = 6 (ten steps from 16).
     #[test]
     fn rate_halving_goes_down_to_the_module_s_min_cwnd() {
-        fn halve<C: CongestionOps>(mut cc: C) -> (u32, u32, u32) {
+        fn halve<C: CongestionOps>(mut cc: C, reduction: Reduction) -> (u32, u32, u32) {
             let mut board = Scoreboard::new(false, 16);
             for _ in 0..16 {
                 board.push_new();
             }
             let (mut r, mut s) = (Recovery::new(false), CcState::new(16, 1448));
-            r.set_reduction(Reduction::RateHalving);
+            r.set_reduction(reduction);
             for _ in 0..3 {
                 board.count_dupacks(0, 0);
                 r.on_ack(0, &mut board, &mut cc, &mut s);
@@ -324,8 +330,10 @@ mod tests {
             r.end_reduction(&mut cc, &mut s);
             (s.ssthresh, during, s.cwnd)
         }
-        assert_eq!(halve(crate::cc::Scalable::default()), (14, 7, 7));
-        assert_eq!(halve(crate::cc::Bic::default()), (12, 12, 12));
+        assert_eq!(halve(crate::cc::Scalable::default(), Reduction::RateHalving), (14, 7, 7));
+        assert_eq!(halve(crate::cc::Bic::default(), Reduction::RateHalving), (12, 12, 12));
+        assert_eq!(halve(crate::cc::Bic::default(), Reduction::RateHalving24), (12, 6, 6));
+        assert_eq!(halve(crate::cc::Scalable::default(), Reduction::RateHalving24), (14, 7, 7));
     }
 
     /// Leaving recovery, PRR sets cwnd = ssthresh; after rate-halving Linux 2.6
