@@ -312,6 +312,21 @@ mod tests {
         s.check_invariants().unwrap();
     }
 
+    /// At a rate-halving stack (linux-2.6.22) the CWR window comes down by
+    /// Linux 2.6 `tcp_cwnd_down`: one packet every second ACK, never above
+    /// in_flight + 1: 10 -> min(10, 8 + 1) = 9, then 9 - 1 = 8 (7 in flight).
+    #[test]
+    fn an_old_stack_reduces_by_rate_halving() {
+        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: u64::MAX, sack: true, initial_cwnd: 10 };
+        let (cc, profile) = Stack::Linux2622.build("reno", &serde_json::Map::new()).unwrap();
+        let (mut s, mut out) = (Sender::new(cfg, cc).with_stack(&profile).with_ecn(EcnMode::Rfc3168), vec![]);
+        s.start(0, &mut out);
+        s.on_ack(&ack(2, true), 10 * MS, &mut out);
+        assert_eq!((s.state(), s.s.ssthresh, s.s.cwnd), (CaState::Cwr, 5, 9));
+        s.on_ack(&ack(4, true), 11 * MS, &mut out);
+        assert_eq!((s.s.cwnd, s.counters.ecn_reductions), (8, 1));
+    }
+
     #[test]
     fn without_ecn_an_ece_is_ignored_and_data_is_not_ect() {
         let (mut s, mut out) = (sender(EcnMode::Off), vec![]);
