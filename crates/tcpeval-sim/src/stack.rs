@@ -179,7 +179,8 @@ impl Stack {
                 ..linux_old(Growth::PerAck)
             },
             Stack::Linux2613 | Stack::Linux2622 => linux_old(Growth::PerAck),
-            Stack::Linux316 => linux_new(Growth::PerAckAvoidance),
+            // PRR-SSRB on every ACK below ssthresh (tcp_cwnd_reduction, 3.16.0).
+            Stack::Linux316 => Profile { reduction: Reduction::PrrSsrb, ..linux_new(Growth::PerAckAvoidance) },
             // RACK-TLP: Linux's only loss detection from 4.18 (tcp::rack).
             Stack::Linux66 => Profile { loss_detection: LossDetection::Rack, ..linux_new(Growth::PerPacket) },
             Stack::Ns2 => Profile {

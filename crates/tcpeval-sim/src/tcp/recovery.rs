@@ -27,10 +27,11 @@ impl Prr {
     }
 
     /// The window after an ACK during the reduction (RFC 6937 section 3, with
-    /// Linux's choices: the slow-start reduction bound only when the ACK
-    /// advanced snd_una and revealed no new loss; the fast retransmit forced out
-    /// on the first ACK). None when the ACK delivered nothing and lost nothing.
-    pub fn cwnd(&mut self, ssthresh: u32, in_flight: u64, una_advanced: bool, delivered: u32, newly_lost: u32) -> Option<u32> {
+    /// Linux's choices: below ssthresh the slow-start reduction bound where
+    /// `slow_start_bound` says so (`Recovery::prr`), else the conservative one;
+    /// the fast retransmit forced out on the first ACK). None when the ACK
+    /// delivered nothing and lost nothing.
+    pub fn cwnd(&mut self, ssthresh: u32, in_flight: u64, slow_start_bound: bool, delivered: u32, newly_lost: u32) -> Option<u32> {
         if delivered == 0 && newly_lost == 0 {
             return None;
         }
@@ -41,7 +42,7 @@ impl Prr {
             // CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out
             let dividend = ssthresh as u64 * self.delivered as u64 + self.prior_cwnd.max(1) as u64 - 1;
             (dividend / self.prior_cwnd.max(1) as u64) as i64 - self.out as i64
-        } else if una_advanced && newly_lost == 0 {
+        } else if slow_start_bound {
             delta.min((self.delivered as i64 - self.out as i64).max(delivered as i64) + 1)
         } else {
             delta.min(delivered as i64)
@@ -55,9 +56,17 @@ impl Prr {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Reduction {
     /// Proportional Rate Reduction (RFC 6937; Linux 3.2 on, "Proportional Rate
-    /// Reduction for TCP"); cwnd = ssthresh when the episode ends.
+    /// Reduction for TCP"); cwnd = ssthresh when the episode ends. Below
+    /// ssthresh the slow-start reduction bound (PRR-SSRB) only on an ACK that
+    /// advanced snd_una and revealed no new loss, else the conservative one
+    /// (PRR-CRB), as Linux from "tcp: PRR uses CRB mode by default and SS
+    /// mode conditionally" (after 3.16).
     #[default]
     Prr,
+    /// PRR as Linux 3.2 to that change: PRR-SSRB on every ACK below ssthresh
+    /// (`tcp_cwnd_reduction` in net/ipv4/tcp_input.c read at 3.16.0,
+    /// sndrzt/linux-3.16 e8dbc28b).
+    PrrSsrb,
     /// Rate-halving, Linux 2.4-3.1 `tcp_cwnd_down` (`rate_halving`); when the
     /// episode ends cwnd = min(cwnd, ssthresh) (`tcp_complete_cwr`, 2.6.22).
     RateHalving,
@@ -241,8 +250,9 @@ impl Recovery {
     /// The window step of an ACK during a reduction, by the stack's rule.
     pub fn prr(&mut self, s: &mut CcState, in_flight: u64, una_advanced: bool, delivered: u32, newly_lost: u32) {
         match self.reduction {
-            Reduction::Prr => {
-                if let Some(cwnd) = self.prr.cwnd(s.ssthresh, in_flight, una_advanced, delivered, newly_lost) {
+            Reduction::Prr | Reduction::PrrSsrb => {
+                let ssrb = self.reduction == Reduction::PrrSsrb || (una_advanced && newly_lost == 0);
+                if let Some(cwnd) = self.prr.cwnd(s.ssthresh, in_flight, ssrb, delivered, newly_lost) {
                     s.cwnd = cwnd;
                 }
             }
@@ -284,8 +294,28 @@ mod tests {
         // = MIN(10 - 6, MAX(12 - 8, 2) + 1) = 4.
         assert_eq!(prr.cwnd(10, 6, true, 2, 0), Some(10));
         let mut prr = Prr { prior_cwnd: 20, delivered: 10, out: 8 };
-        // CRB with a new loss: MIN(4, delivered = 2).
-        assert_eq!(prr.cwnd(10, 6, true, 2, 1), Some(8));
+        // CRB: MIN(4, delivered = 2).
+        assert_eq!(prr.cwnd(10, 6, false, 2, 1), Some(8));
+    }
+
+    /// Which bound an ACK below ssthresh gets: with the numbers above, SSRB
+    /// gives cwnd 10, CRB 8. Linux 3.16.0 takes SSRB on every ACK; today's
+    /// takes CRB on an ACK that revealed a new loss or did not advance snd_una.
+    #[test]
+    fn linux_3_16_prr_takes_the_slow_start_bound_on_every_ack_below_ssthresh() {
+        let got = [Reduction::PrrSsrb, Reduction::Prr].map(|reduction| {
+            let mut r = Recovery::new(true);
+            r.set_reduction(reduction);
+            let mut s = CcState::new(20, 1448);
+            s.ssthresh = 10;
+            let mut step = |una_advanced, newly_lost| {
+                r.prr = Prr { prior_cwnd: 20, delivered: 10, out: 8 };
+                r.prr(&mut s, 6, una_advanced, 2, newly_lost);
+                s.cwnd
+            };
+            [step(true, 1), step(false, 0), step(true, 0)]
+        });
+        assert_eq!(got, [[10, 10, 10], [8, 8, 10]]);
     }
 
     /// Linux 2.6 `tcp_cwnd_down`: one packet off every second ACK that
