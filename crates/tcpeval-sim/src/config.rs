@@ -325,7 +325,9 @@ fn stack_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Sch
 }
 
 fn loss_detection_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
-    one_of(&crate::tcp::rack::LOSS_DETECTION_NAMES, None)
+    let names = crate::tcp::rack::LOSS_DETECTION_NAMES;
+    let schema = serde_json::json!({"anyOf": [{"type": "string", "enum": names}, {"type": "null"}]});
+    serde_json::from_value(schema).expect("a string enum or null is a schema")
 }
 
 fn default_stack() -> String {
