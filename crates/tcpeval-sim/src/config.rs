@@ -324,6 +324,7 @@ fn stack_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Sch
     one_of(&names, Some(crate::stack::DEFAULT_STACK.name()))
 }
 
+/// One of the names, or null (absent: the stack's).
 fn loss_detection_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
     let names = crate::tcp::rack::LOSS_DETECTION_NAMES;
     let schema = serde_json::json!({"anyOf": [{"type": "string", "enum": names}, {"type": "null"}]});
