@@ -48,6 +48,10 @@ pub struct FlowSummary {
     pub timeouts: u64,
     pub recoveries: u64,
     pub local_congestion: u64,
+    /// Window reductions (CWR) on an ECE from the receiver (ECN flows);
+    /// left out when none, so runs without ECN read as before.
+    #[serde(skip_serializing_if = "no_marks")]
+    pub ecn_reductions: u64,
     pub acks: u64,
     /// Coefficient of variation of ACK inter-arrival times at the sender.
     pub ack_gap_cov: f64,
@@ -822,6 +826,7 @@ impl Simulation {
             timeouts: s.counters.timeouts,
             recoveries: s.counters.recoveries,
             local_congestion: s.counters.local_congestion,
+            ecn_reductions: s.counters.ecn_reductions,
             acks: s.counters.acks,
             ack_gap_cov: s.counters.ack_gap_cov(),
             completed_ns: s.completed,

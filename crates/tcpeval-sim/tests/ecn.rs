@@ -100,6 +100,8 @@ fn dctcp_with_step_marking_holds_the_queue_near_k_at_full_utilisation() {
     assert!((q - analytic).abs() < 2.5, "DCTCP mean queue {q:.2} packets, analytic {analytic:.2} (K = {K})");
     assert_eq!(drops(&dctcp), 0);
     assert!(dctcp.links[0].marks > 0);
+    // Reductions on ECE only: about one per flow per sawtooth cycle.
+    assert!(dctcp.flows.iter().all(|f| f.ecn_reductions > 100 && f.recoveries == 0), "{:?}", dctcp.flows.iter().map(|f| f.ecn_reductions).collect::<Vec<_>>());
     // Reno with ECN halves on each marked window: the same K leaves the link
     // idle part of the time (the reason DCTCP scales its cut by alpha).
     let reno = step_run("reno", true);
