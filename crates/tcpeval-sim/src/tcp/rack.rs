@@ -625,6 +625,47 @@ mod tests {
         assert_eq!((dupthresh.completed, dupthresh.counters.timeouts), (Some(230 * MS), 1));
     }
 
+    proptest::proptest! {
+        /// Whatever the send times and the SACKs, RACK marks exactly the
+        /// segments in flight sent before the newest delivered one whose
+        /// RACK.rtt + reo_wnd has passed, and waits for the rest of those.
+        #[test]
+        fn rack_marks_exactly_the_expired_segments_sent_before_the_newest_delivered(
+            gaps in proptest::collection::vec(0u64..3, 2..60),
+            sacked in proptest::collection::vec(proptest::bool::ANY, 60),
+            reo in 0u64..5,
+            wait in 0u64..30,
+        ) {
+            let times: Vec<Time> = gaps.iter().scan(0, |t, g| { *t += g * MS; Some(*t) }).collect();
+            let mut rack = Rack::default();
+            let mut b = sent_at(&mut rack, &times);
+            let blocks: Vec<(u64, u64)> = (0..times.len() as u64).filter(|&q| sacked[q as usize]).map(|q| (q, q + 1)).collect();
+            let now = times[times.len() - 1] + 10 * MS + wait * MS;
+            for chunk in blocks.chunks(4) {
+                ack(&mut rack, &mut b, chunk, now, MS);
+            }
+            let (lost, timer) = rack.mark_lost(&mut b, now, reo * MS);
+            let Some(newest) = rack.newest else {
+                proptest::prop_assert_eq!((lost, timer), (0, None));
+                return Ok(());
+            };
+            let (mut want_lost, mut want_wait) = (0, None::<Time>);
+            for (q, &t) in times.iter().enumerate() {
+                let (q, expires) = (q as u64, t + rack.rtt + reo * MS);
+                if sacked[q as usize] || (t, q) >= newest {
+                    proptest::prop_assert!(b.segs[q as usize].flags & LOST == 0, "{} marked", q);
+                } else if expires <= now {
+                    want_lost += 1;
+                    proptest::prop_assert!(b.segs[q as usize].flags & LOST != 0, "{} not marked", q);
+                } else {
+                    want_wait = want_wait.max(Some(expires - now + TIMEOUT_MIN));
+                }
+            }
+            proptest::prop_assert_eq!((lost, timer), (want_lost, want_wait));
+            proptest::prop_assert!(b.check_invariants().is_ok());
+        }
+    }
+
     /// An RTO with RACK marks the head and what is RACK.rtt old, not the
     /// segments sent since.
     #[test]
