@@ -326,3 +326,13 @@ def test_unresolved_cells_get_more_seeds_until_decided(monkeypatch):
     assert all(cc == ["reno"] for cc, _ in calls[1:]) and calls[1][1] == [4, 5, 6]
     assert len(results[clear.name]["tcpeval"]) == 3
     assert len(results[noisy.name]["tcpeval"]) > 3
+
+
+def test_pairs_get_half_a_packet_time_of_random_send_overhead_and_singles_none():
+    for cell in cx.default_grid("linux-2.6.22"):
+        flows = cx.scenario(cell)["flows"]
+        if cell.kind == "single":
+            assert all("send_overhead" not in f for f in flows)
+            continue
+        packet_us = 1500 * 8 / {"100Mbps": 100e6, "1Gbps": 1e9}[cell.rate] * 1e6
+        assert [f["send_overhead"] for f in flows] == [f"{packet_us / 2:g}us"] * 2

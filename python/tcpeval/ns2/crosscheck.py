@@ -32,6 +32,8 @@ NS2_TIMEOUT_S = 900
 # ns-2.35's CUBIC is 2.6.22.6's v2.1: beta 819/1024 and no HyStart (tcp_cubic.c
 # at 2.6.22.6); these tcpeval params ask for the same, the issue's CUBIC cell.
 CUBIC_AS_2622 = {"beta": 0.7998046875, "hystart": False}
+# Half a 1500-byte packet's time at the bottleneck: pairs' random send overhead.
+PAIR_OVERHEAD_BITS = 1500 * 8 / 2
 # ns-2's side of a cell depends on nothing but its Tcl script (the seed and the
 # starts tcpeval draws are written into it) and the ns binary, so its summary
 # is kept here and reused: re-running the grid after an engine change costs
@@ -80,16 +82,25 @@ def scenario(cell: Cell) -> dict:
     flows = [first]
     if cell.kind == "pair":
         # Starts spread over one RTT, drawn from the seed, so seeds differ in a
-        # loss-free run (user guide: start_jitter).
-        first["start_jitter"] = f"{cell.rtt_ms}ms"
+        # loss-free run (user guide: start_jitter); and a random send overhead
+        # of up to half a bottleneck packet time (ns-2's overhead_ on its side),
+        # so a pair's split measures the algorithms, not the phase locking of two
+        # deterministic DropTail simulations (Floyd and Jacobson 1992;
+        # docs/crosscheck.md "Why the RTT-unfairness pairs differ").
+        overhead = f"{PAIR_OVERHEAD_BITS / _rate_bps(cell.rate) * 1e6:g}us"
+        first.update(start_jitter=f"{cell.rtt_ms}ms", send_overhead=overhead)
         flows.append({"cc": cell.other, "rtt": f"{cell.other_rtt_ms}ms",
-                      "start_jitter": f"{cell.rtt_ms}ms"})
+                      "start_jitter": f"{cell.rtt_ms}ms", "send_overhead": overhead})
     run = {"duration": f"{cell.duration_s}s", "measure_from": f"{cell.measure_from_s}s"}
     if cell.stack is not None:
         run["stack"] = cell.stack
     return {"network": {"bottleneck": cell.rate, "rtt": f"{cell.rtt_ms}ms",
                         "buffer": f"{cell.buffer_bdp:g}bdp", "loss": cell.loss},
             "flows": flows, "run": run}
+
+
+def _rate_bps(rate: str) -> float:
+    return {"100Mbps": 100e6, "1Gbps": 1e9}[rate]
 
 
 def default_grid(stack: str | None = None) -> list[Cell]:
@@ -217,7 +228,7 @@ def run_grid(cells: list[Cell], seeds: list[int], workers: int, progress=None) -
 
 
 def _cost(cell: Cell) -> float:
-    rate = 1e9 if cell.rate == "1Gbps" else 1e8
+    rate = _rate_bps(cell.rate)
     return rate * cell.duration_s * (2 if cell.kind == "pair" else 1)
 
 
