@@ -115,7 +115,6 @@ def _aqm(h: Hop, bdp: float, size: int, field: str) -> dict:
     return {name: t for name, t in tables.items() if t}
 
 
-
 def _given_starts(f: Flow, k: int) -> list[float]:
     """The start of each of the entry's flows as written (before any jitter)."""
     if not isinstance(f.start, list):
