@@ -513,6 +513,17 @@ def _stack_table(rows: list[dict]) -> list[str]:
     return lines + [""]
 
 
+# The page's hand-written sections (AQM, ECN, BBRv3: numbers from their own
+# tests) follow this line; a rewrite keeps them.
+KEEP_MARK = "<!-- measured by tests, not by make validate: kept when it rewrites this page -->"
+
+
+def _kept_sections(out_md: Path) -> list[str]:
+    """The existing page's text from KEEP_MARK on (nothing when absent)."""
+    text = out_md.read_text() if out_md.exists() else ""
+    return ["", text[text.index(KEEP_MARK):].rstrip("\n"), ""] if KEEP_MARK in text else []
+
+
 def write_report(rows: list[dict], out_md: Path, fair: list[dict] | None = None) -> None:
     img_dir = out_md.parent / "validation"
     img_dir.mkdir(parents=True, exist_ok=True)
@@ -560,6 +571,7 @@ def write_report(rows: list[dict], out_md: Path, fair: list[dict] | None = None)
         png = img_dir / f"{cc}.png"
         _plot([r for r in rows if r["cc"] == cc], cc, png)
         lines += [f"## {cc}", "", f"![{cc}](validation/{cc}.png)", ""]
+    lines += _kept_sections(out_md)
     out_md.write_text("\n".join(lines))
 
 

@@ -86,3 +86,18 @@ def test_each_stack_row_is_an_algorithm_the_stack_offers():
 
     for cc, stack in v.STACK_RESPONSE:
         _sim.stack_offers(stack, cc)
+
+
+def test_a_rewrite_keeps_the_hand_written_sections(tmp_path):
+    """make validate rewrites docs/validation.md; the sections measured by other
+    tests (AQM, ECN, BBRv3) follow KEEP_MARK and survive it, once."""
+    out = tmp_path / "validation.md"
+    row = {"cc": "reno", "rtt_ms": 100.0, "p": 1e-4, "region": "-", "predicted": 122.5,
+           "mean_cwnd": 128.0, "ratio": 1.045, "drops": 500, "timeouts": 0}
+    out.write_text("# old page\n\nstale table\n\n" + v.KEEP_MARK + "\n\n## AQM\n\nCoDel 3.8 ms\n")
+    v.write_report([row], out)
+    v.write_report([row], out)
+    text = out.read_text()
+    assert "stale table" not in text and "| reno | 100 |" in text
+    assert text.count(v.KEEP_MARK) == 1 and text.count("## AQM\n\nCoDel 3.8 ms") == 1
+    assert text.index("## reno") < text.index(v.KEEP_MARK)
