@@ -87,8 +87,12 @@ impl Link {
         (self.last_tx.2, self.last_tx.3)
     }
 
-    /// Start serialising `p` now (the serialiser must be free) and put it on the pipe.
-    fn transmit(&mut self, p: Packet, now: Time, wake: &mut LinkWake) {
+    /// Start serialising `p` now (the serialiser must be free) and put it on the
+    /// pipe; returns the arrival to schedule if the pipe was empty. (Returned,
+    /// not written through a `&mut LinkWake`: the caller's wake then stays in
+    /// registers instead of being stored in halves and reloaded whole, a store
+    /// forwarding stall perf showed in `offer`.)
+    fn transmit(&mut self, p: Packet, now: Time) -> Option<Time> {
         let (ps, ns) = self.tx_time(p.wire_bytes);
         let hold = if self.send_overhead == 0 { ns } else { (ps + self.overhead_ps()).div_ceil(1000) };
         self.busy_until = self.busy_until.max(now) + hold;
@@ -98,10 +102,9 @@ impl Link {
             self.counters.tx_data_packets += 1;
         }
         let arrive = self.busy_until + self.delay;
-        if self.pipe.is_empty() {
-            wake.arrive_at = Some(arrive);
-        }
+        let first = self.pipe.is_empty();
         self.pipe.push_back((arrive, p));
+        first.then_some(arrive)
     }
 
     /// This packet's share of the host's send overhead (nonzero), in picoseconds.
@@ -121,7 +124,7 @@ impl Link {
         }
         if !self.tx_done_pending && self.busy_until <= now && self.queue.is_empty() {
             if let Some(p) = self.queue.bypass(p, now, &mut self.rng) {
-                self.transmit(p, now, &mut wake);
+                wake.arrive_at = self.transmit(p, now);
             }
         } else if self.queue.enqueue(p, now, &mut self.rng) && !self.tx_done_pending {
             self.tx_done_pending = true;
@@ -135,7 +138,7 @@ impl Link {
         let mut wake = LinkWake::default();
         self.tx_done_pending = false;
         if let Some(p) = self.queue.dequeue(now) {
-            self.transmit(p, now, &mut wake);
+            wake.arrive_at = self.transmit(p, now);
             if !self.queue.is_empty() {
                 self.tx_done_pending = true;
                 wake.tx_done_at = Some(self.busy_until);
@@ -147,7 +150,12 @@ impl Link {
     /// The head of the pipe reached the far end: hand it over and report when the
     /// next one arrives.
     pub fn on_arrive(&mut self) -> (Packet, Option<Time>) {
-        let (_, p) = self.pipe.pop_front().expect("arrival event with an empty pipe");
+        // Copied through a reference, then popped: `pop_front` returns an
+        // Option whose niche byte makes the compiler copy the packet's tail in
+        // pieces, and reading it back whole then stalls on store forwarding
+        // (perf annotate of Simulation::handle, issue 29).
+        let p = self.pipe.front().expect("arrival event with an empty pipe").1;
+        self.pipe.pop_front();
         (p, self.pipe.front().map(|(t, _)| *t))
     }
 
