@@ -18,14 +18,18 @@
 //! (random) or after min(63, BDP) rounds, whichever is first; PROBE_RTT every
 //! 5 s for 200 ms and a round at cwnd = BDP / 2.
 //!
-//! Not modelled (docs/algorithms/bbr3.md): the ACK-aggregation cwnd allowance
-//! (`extra_acked`), the app-limited fast path, idle restart, PLB, recovery undo
+//! ACK aggregation: the most data an ACK stream delivered beyond bw x the
+//! time since its epoch began (`extra_acked`, a max over 5-10 rounds, 1-2 in
+//! STARTUP), at most bw x 100 ms, is added to the cwnd target in every state.
+//!
+//! Not modelled (docs/algorithms/bbr3.md): the app-limited fast path, idle
+//! restart (except its reset of the ACK epoch), PLB, recovery undo
 //! and the per-lost-packet `skb_marked_lost` check (the same loss-rate test runs
 //! on the ACK's rate sample); the sender's pacing leaves no departure-time
 //! backlog, so `bbr_packets_in_net_at_edt` is the packets in flight.
 
 use super::params::{self, AlgorithmConfig};
-use super::{CaState, CcError, CcState, CongestionOps, RateSample, INFINITE_SSTHRESH};
+use super::{CaEvent, CaState, CcError, CcState, CongestionOps, RateSample, INFINITE_SSTHRESH};
 use crate::consts::HEADER_BYTES;
 use crate::rng::Rng;
 use crate::time::{Time, MS, SEC, US};
@@ -97,6 +101,16 @@ const BW_PROBE_RAND_US: u64 = 1_000_000;
 const TSO_SEGS: u32 = 2;
 /// An unset inflight bound (Linux ~0U).
 const UNSET: u32 = u32::MAX;
+/// `bbr_extra_acked_gain = BBR_UNIT`: the whole estimate is added to cwnd.
+pub const EXTRA_ACKED_GAIN: f64 = 1.0;
+/// `bbr_extra_acked_win_rtts = 5`: each of the two filter slots covers 5
+/// rounds (1 before the pipe is full, `bbr_update_ack_aggregation`).
+const EXTRA_ACKED_WIN_RTTS: u32 = 5;
+/// `bbr_extra_acked_max_us = 100 ms`: the allowance is at most bw x 100 ms.
+const EXTRA_ACKED_MAX: Time = 100 * MS;
+/// `bbr_ack_epoch_acked_reset_thresh = 1 << 20`: an epoch this long restarts
+/// (Linux keeps `ack_epoch_acked` in 20 bits).
+const ACK_EPOCH_ACKED_RESET: u32 = 1 << 20;
 
 /// BBRv3's parameters (`params`), defaults from tcp_bbr.c (google/bbr v3).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -119,6 +133,11 @@ pub struct Bbr3Config {
     /// (`bbr_ecn_thresh` = 1/2).
     #[schemars(range(min = 0, max = 1))]
     pub ecn_thresh: f64,
+    /// Share of the ACK-aggregation estimate (`extra_acked`, at most bw x
+    /// 100 ms) added to the cwnd target (`bbr_extra_acked_gain` = BBR_UNIT,
+    /// 1); 0 turns the estimate off.
+    #[schemars(range(min = 0, max = 4))]
+    pub extra_acked_gain: f64,
     /// ECN cut of inflight_lo: to 1 - ecn_factor x alpha per round
     /// (`bbr_ecn_factor` = 256 / 3 = 85 in units of 1/256).
     #[schemars(range(min = 0, max = 1))]
@@ -139,6 +158,7 @@ impl Default for Bbr3Config {
             loss_thresh: LOSS_THRESH,
             ecn_low: false,
             ecn_thresh: ECN_THRESH,
+            extra_acked_gain: EXTRA_ACKED_GAIN,
             ecn_factor: ECN_FACTOR,
             probe_rtt_interval_s: PROBE_RTT_INTERVAL as f64 / SEC as f64,
             seed: 0,
@@ -237,6 +257,13 @@ pub struct Bbr3 {
     probe_rtt_min_stamp: Time,
     probe_rtt_done_stamp: Option<Time>,
     probe_rtt_round_done: bool,
+    // ACK aggregation: the epoch's start and packets acked since, and the
+    // max extra_acked of the current and the previous window of rounds.
+    ack_epoch_stamp: Time,
+    ack_epoch_acked: u32,
+    extra_acked: [u32; 2],
+    extra_acked_win_rtts: u32,
+    extra_acked_win_idx: usize,
     // Window bookkeeping.
     init_cwnd: u32,
     prior_cwnd: u32,
@@ -297,6 +324,11 @@ impl Bbr3 {
             probe_rtt_min_stamp: 0,
             probe_rtt_done_stamp: None,
             probe_rtt_round_done: false,
+            ack_epoch_stamp: 0,
+            ack_epoch_acked: 0,
+            extra_acked: [0; 2],
+            extra_acked_win_rtts: 0,
+            extra_acked_win_idx: 0,
             init_cwnd: 0,
             prior_cwnd: 0,
             prev_ca_state: CaState::Open,
@@ -896,12 +928,57 @@ impl Bbr3 {
         }
     }
 
+    /// Linux `bbr_update_ack_aggregation`: the packets acked since the epoch
+    /// began beyond bw x its length, at most cwnd, into a max filter of two
+    /// slots, the current one restarted every 5 rounds (every round in
+    /// STARTUP), so the max covers the last 5-10 rounds (1-2). An epoch
+    /// restarts when the ACKs fall behind bw (no aggregation then).
+    fn update_ack_aggregation(&mut self, s: &CcState, rs: &RateSample) {
+        if self.cfg.extra_acked_gain == 0.0 || rs.acked_sacked == 0 || rs.interval == 0 {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
+            let window = if self.full_bw_reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
+            if self.extra_acked_win_rtts >= window {
+                self.extra_acked_win_rtts = 0;
+                self.extra_acked_win_idx ^= 1;
+                self.extra_acked[self.extra_acked_win_idx] = 0;
+            }
+        }
+        let epoch = s.now.saturating_sub(self.ack_epoch_stamp);
+        let mut expected = (self.bw() * epoch as f64 / SEC as f64) as u32;
+        let acked = self.ack_epoch_acked;
+        if acked <= expected || acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET {
+            self.start_ack_epoch(s.now);
+            expected = 0;
+        }
+        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(ACK_EPOCH_ACKED_RESET - 1);
+        let extra = (self.ack_epoch_acked - expected).min(s.cwnd);
+        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
+        *slot = (*slot).max(extra);
+    }
+
+    fn start_ack_epoch(&mut self, now: Time) {
+        self.ack_epoch_stamp = now;
+        self.ack_epoch_acked = 0;
+    }
+
+    /// Linux `bbr_ack_aggregation_cwnd`: gain x the filter's max, at most bw x
+    /// 100 ms (both floored to packets as Linux's integer arithmetic).
+    fn ack_aggregation_cwnd(&self) -> u32 {
+        let extra = self.extra_acked[0].max(self.extra_acked[1]);
+        let cap = (self.bw() * EXTRA_ACKED_MAX as f64 / SEC as f64) as u32;
+        ((self.cfg.extra_acked_gain * extra as f64) as u32).min(cap)
+    }
+
     /// Linux `bbr_set_cwnd` (v3: no packet conservation in recovery): grow by
-    /// what was acked toward gain x BDP, snap down to it once the pipe is full.
+    /// what was acked toward gain x BDP plus the ACK-aggregation allowance,
+    /// snap down to it once the pipe is full.
     fn set_cwnd(&mut self, s: &mut CcState, rs: &RateSample, bw: f64) {
         let acked = rs.acked_sacked;
         if acked > 0 {
-            let target = self.budget(self.bdp(bw, self.cwnd_gain));
+            let target = self.budget(self.bdp(bw, self.cwnd_gain) + self.ack_aggregation_cwnd());
             let mut cwnd = s.cwnd;
             if self.full_bw_reached {
                 cwnd = (cwnd + acked).min(target);
@@ -950,6 +1027,8 @@ impl CongestionOps for Bbr3 {
         // Start sampling loss and ECN after the first full flight is acked.
         self.loss_round_delivered = s.delivered + 1;
         self.last_delivered_ce = s.delivered_ce;
+        self.start_ack_epoch(s.now);
+        (self.extra_acked, self.extra_acked_win_rtts, self.extra_acked_win_idx) = ([0; 2], 0, 0);
         self.init_pacing_rate(s);
     }
 
@@ -960,6 +1039,17 @@ impl CongestionOps for Bbr3 {
     }
 
     fn cong_avoid(&mut self, _s: &mut CcState, _acked: u32) {}
+
+    /// Linux `bbr_cwnd_event`, CA_EVENT_TX_START from an app-limited flow:
+    /// the ACK epoch restarts, so the idle time does not count as ACKs that
+    /// fell behind. The sender raises it only with nothing in flight, at the
+    /// start (Linux `tcp_init_sock` starts `app_limited` at ~0U) or after the
+    /// application left the flow idle (then marked app-limited).
+    fn cwnd_event(&mut self, s: &mut CcState, event: CaEvent) {
+        if event == CaEvent::TxStart {
+            self.start_ack_epoch(s.now);
+        }
+    }
 
     /// Linux `bbr_set_state`: an RTO restarts the full-pipe estimate and, when
     /// not probing, starts inflight_lo from the window before it; leaving
@@ -1011,9 +1101,10 @@ impl CongestionOps for Bbr3 {
 }
 
 impl Bbr3 {
-    /// Linux `bbr_update_model` (without the ACK-aggregation estimate).
+    /// Linux `bbr_update_model`.
     fn update_model(&mut self, s: &mut CcState, rs: &RateSample) {
         self.update_congestion_signals(s, rs);
+        self.update_ack_aggregation(s, rs);
         self.check_loss_too_high_in_startup(s, rs);
         self.check_full_bw_reached(rs);
         self.check_drain(s);
@@ -1163,12 +1254,14 @@ mod tests {
             ack(&mut h, BDP);
         }
         assert_eq!((h.cc.pacing_gain, h.cc.cwnd_gain), (1.25, 2.25));
-        // From 200 (gain 2 x 100) by 10 per ACK to 2.25 x 100 + the 2
-        // packets of PROBE_UP's budget.
-        assert_eq!(h.s.cwnd, 210);
+        // From 210 (gain 2 x 100 + the 10 packets of ACK aggregation: each
+        // ACK's 10 packets arrive when bw x 10 ms = 10 were expected, so every
+        // ACK restarts the epoch with extra_acked = 10) by 10 per ACK to
+        // 2.25 x 100 + 10 + the 2 packets of PROBE_UP's budget.
+        assert_eq!(h.s.cwnd, 220);
         ack(&mut h, BDP);
         ack(&mut h, BDP);
-        assert_eq!(h.s.cwnd, 227);
+        assert_eq!(h.s.cwnd, 237);
     }
 
     /// Into PROBE_UP with its samples counting as probe feedback.
@@ -1208,15 +1301,17 @@ mod tests {
         let mut h = harness();
         to_probe_bw(&mut h);
         assert_eq!(h.cc.phase, Phase::Cruise);
-        let cwnd = h.s.cwnd;
+        // 2 x BDP + the 10-packet aggregation allowance of the even ACK stream.
+        assert_eq!(h.s.cwnd, 210);
         ack_with(&mut h, BDP, |rs| rs.losses = 1);
         for _ in 0..9 {
             ack(&mut h, BDP);
         }
         assert_eq!(h.cc.inflight_lo, UNSET, "the round has not ended");
-        // The loss round ends: inflight_lo = max(inflight_latest 100, cwnd x 180/256).
+        // The loss round ends: inflight_lo = max(inflight_latest 100,
+        // floor(cwnd 210 x 180/256 = 147.66)).
         ack(&mut h, BDP);
-        let want = ((cwnd as f64 * 180.0 / 256.0) as u32).max(BDP);
+        let want = 147;
         assert_eq!(h.cc.inflight_lo, want);
         assert!(h.s.cwnd <= want);
         for _ in 0..20 {
@@ -1304,13 +1399,14 @@ mod tests {
         ecn_round_at(&mut h, 0, 150);
         assert_eq!(h.cc.mode, Mode::Drain);
         let (cwnd, alpha_before) = (h.s.cwnd, h.cc.ecn_alpha);
-        assert_eq!(cwnd, 200);
+        // 2 x BDP + 10: ACKs of 10 packets every 0.2 ms at 50000 packets/s.
+        assert_eq!(cwnd, 210);
         // A round with 10% CE: alpha takes it, then inflight_lo is cwnd x
         // (1 - alpha x 85/256).
         ecn_round_at(&mut h, 1, 150);
         let alpha = alpha_before * 15.0 / 16.0 + 0.1 / 16.0;
         assert_eq!(h.cc.ecn_alpha, alpha);
-        assert_eq!(h.cc.inflight_lo, (200.0 * (1.0 - alpha * 85.0 / 256.0)) as u32);
+        assert_eq!(h.cc.inflight_lo, (210.0 * (1.0 - alpha * 85.0 / 256.0)) as u32);
         assert_eq!(h.s.cwnd, h.cc.inflight_lo);
     }
 
@@ -1347,8 +1443,9 @@ mod tests {
             ack(&mut h, BDP);
         }
         assert_eq!((h.cc.probe_rtts, h.cc.mode), (1, Mode::ProbeRtt));
-        // cwnd = max(4, ceil(1000/s x 100 ms x 1/2)) = 50.
-        assert_eq!((h.s.cwnd, h.cc.prior_cwnd), (50, 200));
+        // cwnd = max(4, ceil(1000/s x 100 ms x 1/2)) = 50; the window before,
+        // 2 x BDP + 10 of ACK aggregation, is saved.
+        assert_eq!((h.s.cwnd, h.cc.prior_cwnd), (50, 210));
         // The first ACK at 50 in flight starts 200 ms; the exit is on the
         // first ACK after them (a round has passed by then): ACK 22.
         let mut acks = 0;
@@ -1358,7 +1455,7 @@ mod tests {
         }
         assert_eq!(acks, 22, "ACKs of 10 ms in PROBE_RTT");
         assert_eq!((h.cc.mode, h.cc.phase), (Mode::ProbeBw, Phase::Cruise));
-        assert_eq!(h.s.cwnd, 200, "cwnd restored");
+        assert_eq!(h.s.cwnd, 210, "cwnd restored");
         // A lower RTT postpones the next one.
         let mut h = harness();
         for i in 0..499 {
@@ -1405,11 +1502,80 @@ mod tests {
         assert_eq!(h.s.cwnd, cwnd);
         h.timeout();
         assert_eq!(h.s.cwnd, 1);
-        assert_eq!((cwnd, h.cc.inflight_lo), (200, 200), "inflight_lo from the window before the RTO");
-        // Leaving Loss restores the window (capped by the target, 2 x BDP).
+        assert_eq!((cwnd, h.cc.inflight_lo), (210, 210), "inflight_lo from the window before the RTO");
+        // Leaving Loss restores the window (capped by the target, 2 x BDP +
+        // the 10 of ACK aggregation).
         ack(&mut h, 1);
         assert_eq!(h.s.ca_state, CaState::Open);
-        assert_eq!(h.s.cwnd, 200);
+        assert_eq!(h.s.cwnd, 210);
+    }
+
+    /// One ACK of `acked` packets `dt` after the last (the sample still at RATE).
+    fn ack_after(h: &mut Harness<Bbr3>, dt: Time, acked: u32) {
+        h.advance(dt);
+        h.s.in_flight = BDP;
+        let mut rs = sample(h, BDP);
+        rs.acked_sacked = acked;
+        h.ack_rate(&rs);
+    }
+
+    /// 40 ms without ACKs, then `n` ACKs of 10 packets 1 ms apart: the first
+    /// is behind bw x 40 ms = 40 and starts an epoch; the k-th then finds
+    /// 10k acked where bw x (k - 1) ms = k - 1 were expected: extra 9k + 1.
+    fn burst(h: &mut Harness<Bbr3>, n: u32) {
+        ack_after(h, 40 * MS, PER_ACK);
+        for _ in 1..n {
+            ack_after(h, MS, PER_ACK);
+        }
+    }
+
+    #[test]
+    fn an_ack_burst_raises_the_cwnd_target_by_the_excess_over_bw_for_five_to_ten_rounds() {
+        let mut h = harness();
+        to_probe_bw(&mut h);
+        // An even stream: each ACK's 10 packets arrive when 10 were expected.
+        assert_eq!((h.cc.phase, h.cc.ack_aggregation_cwnd(), h.s.cwnd), (Phase::Cruise, 10, 210));
+        // Extra 10, 19, 28, 37, 46: cwnd min(cwnd + 10, 200 + extra) each ACK.
+        burst(&mut h, 5);
+        assert_eq!(h.cc.extra_acked.iter().max(), Some(&46));
+        assert_eq!((h.cc.ack_aggregation_cwnd(), h.s.cwnd), (46, 246));
+        // 50 ms of silence: 54 expected, 50 acked, a new epoch (extra 10).
+        ack_after(&mut h, 50 * MS, PER_ACK);
+        let counted = h.cc.extra_acked_win_rtts;
+        // The 46 leaves when the window restarts twice: the current slot's
+        // counter reaches 5 after 5 - counted round starts, the other's 5 later.
+        let mut rounds = 0;
+        while h.cc.ack_aggregation_cwnd() == 46 && rounds < 20 {
+            ack(&mut h, BDP);
+            rounds += h.cc.round_start as u32;
+            assert!(h.s.cwnd == 246 || h.cc.ack_aggregation_cwnd() == 10);
+        }
+        assert_eq!(rounds, 10 - counted);
+        assert!((6..=10).contains(&rounds));
+        assert_eq!((h.cc.ack_aggregation_cwnd(), h.s.cwnd), (10, 210));
+        // extra_acked_gain 0: no allowance, cwnd at 2 x BDP.
+        let mut h = Harness::new(bbr3(serde_json::json!({"extra_acked_gain": 0.0})), 10);
+        to_probe_bw(&mut h);
+        burst(&mut h, 5);
+        assert_eq!((h.cc.ack_aggregation_cwnd(), h.s.cwnd), (0, 200));
+    }
+
+    #[test]
+    fn the_allowance_is_at_most_bw_times_100_ms_and_extra_acked_at_most_cwnd() {
+        let mut h = harness();
+        to_probe_bw(&mut h);
+        // Extra 9k + 1 for k = 1..15: cwnd follows 201 + 9k to 300 at k = 11
+        // (extra 100), where bw x 100 ms = 100 caps it; the filter keeps 136.
+        burst(&mut h, 15);
+        assert_eq!(h.cc.extra_acked.iter().max(), Some(&136));
+        assert_eq!((h.cc.ack_aggregation_cwnd(), h.s.cwnd), (100, 300));
+        // In STARTUP at cwnd 20 an ACK of 30 packets 1 ms after one of 10
+        // finds 40 acked where 1 was expected: extra 39, held to cwnd 20.
+        let mut h = harness();
+        ack(&mut h, BDP);
+        assert_eq!(h.s.cwnd, 20);
+        ack_after(&mut h, MS, 30);
+        assert_eq!(h.cc.extra_acked.iter().max(), Some(&20));
     }
 
     #[test]
