@@ -1561,7 +1561,7 @@ mod tests {
     }
 
     #[test]
-    fn the_allowance_is_at_most_bw_times_100_ms_and_extra_acked_at_most_cwnd() {
+    fn the_allowance_is_capped_at_bw_x_100_ms_extra_acked_at_cwnd_and_startup_keeps_two_rounds() {
         let mut h = harness();
         to_probe_bw(&mut h);
         // Extra 9k + 1 for k = 1..15: cwnd follows 201 + 9k to 300 at k = 11
@@ -1576,6 +1576,16 @@ mod tests {
         assert_eq!(h.s.cwnd, 20);
         ack_after(&mut h, MS, 30);
         assert_eq!(h.cc.extra_acked.iter().max(), Some(&20));
+        // After 50 ms more (51 expected, 40 acked: a new epoch) even ACKs add
+        // 10 each; before the pipe is full each round start restarts a slot,
+        // so the 20 is gone at the second (delivered 110 and 210).
+        ack_after(&mut h, 50 * MS, PER_ACK);
+        let mut rounds = 0;
+        while h.cc.ack_aggregation_cwnd() == 20 && rounds < 10 {
+            ack(&mut h, BDP);
+            rounds += h.cc.round_start as u32;
+        }
+        assert_eq!((rounds, h.cc.ack_aggregation_cwnd(), h.cc.mode), (2, 10, Mode::Startup));
     }
 
     #[test]
