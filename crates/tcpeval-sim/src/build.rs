@@ -174,6 +174,7 @@ pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r
         ack_bytes: f.mtu - f.mss,
     })
     .with_stack(&profile)
+    .with_dsack(f.sack && profile.dsack)
     .with_ecn(ecn);
     (sender, receiver)
 }

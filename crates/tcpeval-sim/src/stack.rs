@@ -76,6 +76,11 @@ pub struct Profile {
     /// How the sender detects losses (tcp::rack::LossDetection; a flow's
     /// `loss_detection` overrides it).
     pub loss_detection: LossDetection,
+    /// Whether the receiver reports duplicates by D-SACK (RFC 2883) when the
+    /// flow has SACK: Linux `sysctl_tcp_dsack` = 1 (net/ipv4/tcp_input.c, 2.4
+    /// to today); ns-2's `Agent/TCPSink set generateDSacks_ false`
+    /// (tcl/lib/ns-default.tcl at 2.35).
+    pub dsack: bool,
 }
 
 /// Linux TCP_MAX_QUICKACKS (include/net/tcp.h, 2.6.22 and today).
@@ -158,6 +163,7 @@ impl Stack {
             quickacks: LINUX_QUICKACKS,
             delack_timeout: None,
             loss_detection: LossDetection::DupThresh,
+            dsack: true,
         };
         let linux_new = |growth| Profile {
             growth,
@@ -167,6 +173,7 @@ impl Stack {
             quickacks: LINUX_QUICKACKS,
             delack_timeout: None,
             loss_detection: LossDetection::DupThresh,
+            dsack: true,
         };
         match self {
             // 2.4.22 (hooao/linux-2.4.22 aa17aeb): a connection on a route with
@@ -191,6 +198,7 @@ impl Stack {
                 quickacks: 0,
                 delack_timeout: Some(100 * MS),
                 loss_detection: LossDetection::DupThresh,
+                dsack: false,
             },
         }
     }
@@ -326,6 +334,14 @@ mod tests {
         for stack in STACKS {
             let want = if stack == Stack::Linux66 { LossDetection::Rack } else { LossDetection::DupThresh };
             assert_eq!(stack.profile().loss_detection, want, "{}", stack.name());
+        }
+    }
+
+    /// D-SACK from every Linux stack (tcp_dsack = 1 since 2.4), not ns-2's sink.
+    #[test]
+    fn every_linux_stack_and_not_ns2_sends_dsacks() {
+        for stack in STACKS {
+            assert_eq!(stack.profile().dsack, stack != Stack::Ns2, "{}", stack.name());
         }
     }
 

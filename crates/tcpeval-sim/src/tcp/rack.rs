@@ -17,11 +17,19 @@
 //! The RACK marking and the timers' rules live here; the sender calls them
 //! (tcp::sender), recovery reacts to what they mark (tcp::recovery).
 //!
-//! Not modelled: DSACK (the receiver sends none), so reo_wnd stays min_rtt/4
-//! (`reo_wnd_steps` = 1) and no TLP episode ends by a DSACK.
+//! * D-SACK (RFC 2883, RFC 8985 section 6.2 step 4): a D-SACK after
+//!   reordering was seen widens the reordering window by min_rtt/4, at most
+//!   once a round trip, up to SRTT, and the widening lasts 16 recoveries
+//!   (Linux 6.6 tcp_input.c `tcp_dsack_seen`, tcp_recovery.c
+//!   `tcp_rack_update_reo_wnd`, `tcp_try_undo_recovery`); a D-SACK of the
+//!   probe ends its TLP episode with no loss (FLAG_DSACK_TLP).
+//!
+//! Not modelled: undo (`tcp_try_undo_dsack`, `tcp_try_undo_recovery`): a
+//! D-SACK proving a retransmission spurious does not restore the window.
 
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, LOST, RETRANS, SACKED};
 use crate::cc::CaState;
+use crate::net::SegRange;
 use std::collections::VecDeque;
 use crate::time::{Time, MS, SEC};
 
@@ -184,6 +192,12 @@ impl Tlp {
         Tlp { version, high_seq: None, retrans: false, probes: 0 }
     }
 
+    /// The D-SACK reports the episode's probe (6.6 `tcp_dsack_seen`: one
+    /// segment ending at tlp_high_seq).
+    pub fn is_probe_dsack(&self, dsack: Option<SegRange>) -> bool {
+        dsack.is_some_and(|d| d.1 - d.0 == 1 && self.high_seq == Some(d.1))
+    }
+
     /// A probe went out; snd_nxt after it.
     pub fn sent(&mut self, snd_nxt: u64, retrans: bool) {
         self.probes += 1;
@@ -196,11 +210,19 @@ impl Tlp {
     /// An ACK for `ack` during an episode; `dupack`: it acknowledged and SACKed
     /// nothing new (Linux: none of FLAG_SND_UNA_ADVANCED, FLAG_NOT_DUP,
     /// FLAG_DATA_SACKED).
-    pub fn on_ack(&mut self, ack: u64, dupack: bool) -> TlpOutcome {
+    /// `dsack`: the ACK's D-SACK block. 6.6 ends the episode with no loss on
+    /// a D-SACK of the probe (FLAG_DSACK_TLP: the original and the probe
+    /// both arrived); 3.10 does not reduce on any D-SACKing ACK
+    /// (FLAG_DSACKING_ACK, tcp_input.c at v3.16).
+    pub fn on_ack(&mut self, ack: u64, dupack: bool, dsack: Option<SegRange>) -> TlpOutcome {
         let Some(high) = self.high_seq else { return TlpOutcome::Pending };
+        let spurious = match self.version {
+            TlpVersion::Linux310 => dsack.is_some(),
+            TlpVersion::Linux66 => self.is_probe_dsack(dsack),
+        };
         let outcome = if ack < high {
             TlpOutcome::Pending
-        } else if !self.retrans {
+        } else if !self.retrans || spurious {
             TlpOutcome::NoLoss
         } else if ack > high {
             TlpOutcome::Repaired
@@ -257,8 +279,14 @@ impl RackAck {
     }
 }
 
+/// Linux TCP_RACK_RECOVERY_THRESH (include/net/tcp.h at 6.6): recoveries a
+/// widened reordering window lasts without a new D-SACK.
+const RECOVERY_THRESH: u32 = 16;
+/// Linux keeps `reo_wnd_steps` in a u8 (`min_t(u32, 0xFF, ...)`).
+const MAX_REO_WND_STEPS: u32 = 0xFF;
+
 /// The RACK state (Linux `tp->rack`, `tp->reord_seen`, `tsorted_sent_queue`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Rack {
     /// Transmissions in the order sent, (time, sequence) (Linux
     /// `tsorted_sent_queue`): the scan walks these instead of the whole
@@ -273,6 +301,33 @@ pub struct Rack {
     advanced: bool,
     /// Reordering has been seen (Linux `reord_seen`).
     pub reord_seen: bool,
+    /// reo_wnd in units of min_rtt/4 (`rack.reo_wnd_steps`).
+    pub reo_wnd_steps: u32,
+    /// Recoveries the widened window still lasts (`rack.reo_wnd_persist`).
+    reo_wnd_persist: u32,
+    /// A D-SACK to widen the window for (`rack.dsack_seen`).
+    dsack_seen: bool,
+    /// The delivered count at the last widening (`rack.last_delivered`).
+    last_delivered: u64,
+    /// Segments reported by D-SACKs (`tp->dsack_dups`).
+    pub dsack_dups: u64,
+}
+
+impl Default for Rack {
+    fn default() -> Self {
+        Rack {
+            sent: VecDeque::new(),
+            newest: None,
+            rtt: 0,
+            advanced: false,
+            reord_seen: false,
+            reo_wnd_steps: 1,
+            reo_wnd_persist: 0,
+            dsack_seen: false,
+            last_delivered: 0,
+            dsack_dups: 0,
+        }
+    }
 }
 
 impl Rack {
@@ -301,12 +356,58 @@ impl Rack {
     /// Linux 6.6 `tcp_rack_reo_wnd`: no allowance for reordering before any
     /// was seen once in recovery (or Loss) or with DupThresh segments SACKed
     /// (`tcp_reordering` = 3, TCP_RACK_NO_DUPTHRESH unset by default); else
-    /// min_rtt/4 (RFC 8985 section 6.2 step 4), at most SRTT.
+    /// min_rtt/4 per step (RFC 8985 section 6.2 step 4), at most SRTT.
     pub fn reo_wnd(&self, state: CaState, sacked_out: u32, min_rtt: Time, srtt: Time) -> Time {
         if !self.reord_seen && (matches!(state, CaState::Recovery | CaState::Loss) || sacked_out as u64 >= super::scoreboard::DUP_THRESH) {
             return 0;
         }
-        (min_rtt / 4).min(srtt)
+        (min_rtt / 4 * self.reo_wnd_steps as Time).min(srtt)
+    }
+
+    /// An ACK carries a D-SACK of `segs` segments (Linux 6.6 `tcp_dsack_seen`);
+    /// `retransmitted`: the sender's retransmissions so far; `of_probe`: it
+    /// reports the TLP probe (its end is the episode's tlp_high_seq). Returns
+    /// whether it counts: a D-SACK of more duplicates than were ever resent
+    /// came from the network, not from a spurious retransmission. Only a
+    /// counted D-SACK after reordering was seen, not of a probe (timer-driven,
+    /// not RACK's doing), asks for a wider window.
+    pub fn on_dsack(&mut self, segs: u64, retransmitted: u64, of_probe: bool) -> bool {
+        self.dsack_dups += segs;
+        if self.dsack_dups > retransmitted {
+            return false;
+        }
+        if self.reord_seen && !of_probe {
+            self.dsack_seen = true;
+        }
+        true
+    }
+
+    /// After each ACK's scoreboard update (Linux 6.6 `tcp_rack_update_reo_wnd`):
+    /// widen by one step for a pending D-SACK, at most once a round trip (the
+    /// ACK's newest delivered segment was sent after the last widening), and
+    /// hold it for RECOVERY_THRESH recoveries; without a D-SACK once those
+    /// are over, back to one step. `prior_delivered`: the delivered count
+    /// when that segment was sent (0: no sample, nothing done).
+    pub fn update_reo_wnd(&mut self, prior_delivered: u64, delivered: u64) {
+        if prior_delivered == 0 {
+            return;
+        }
+        if prior_delivered < self.last_delivered {
+            self.dsack_seen = false;
+        }
+        if std::mem::take(&mut self.dsack_seen) {
+            self.reo_wnd_steps = (self.reo_wnd_steps + 1).min(MAX_REO_WND_STEPS);
+            self.last_delivered = delivered;
+            self.reo_wnd_persist = RECOVERY_THRESH;
+        } else if self.reo_wnd_persist == 0 {
+            self.reo_wnd_steps = 1;
+        }
+    }
+
+    /// A recovery (fast or after an RTO) ended without undo (Linux
+    /// `tcp_try_undo_recovery`): one fewer for the widened window to last.
+    pub fn on_recovery_end(&mut self) {
+        self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
     }
 
     /// After an ACK (`tcp_rack_mark_lost`): scan only when something new was
@@ -387,7 +488,7 @@ mod tests {
     use super::*;
     use crate::cc::{Cc, Reno};
     use crate::net::{Kind, Packet};
-    use crate::tcp::receiver::{Receiver, ReceiverConfig};
+    use crate::tcp::receiver::{Receiver, ReceiverConfig, NO_TS as NO_TS_ECR};
     use crate::tcp::sender::{Sender, SenderConfig};
 
     /// Segments sent at `times`, recorded by the scoreboard and by RACK.
@@ -519,14 +620,14 @@ mod tests {
     fn a_retransmitted_probe_is_repaired_when_the_ack_passes_it() {
         let mut t = Tlp::new(TlpVersion::Linux66);
         t.sent(10, true);
-        assert_eq!(t.on_ack(9, false), TlpOutcome::Pending);
-        assert_eq!(t.on_ack(10, false), TlpOutcome::Pending, "ACK of the probe itself");
-        assert_eq!(t.on_ack(11, false), TlpOutcome::Repaired);
+        assert_eq!(t.on_ack(9, false, None), TlpOutcome::Pending);
+        assert_eq!(t.on_ack(10, false, None), TlpOutcome::Pending, "ACK of the probe itself");
+        assert_eq!(t.on_ack(11, false, None), TlpOutcome::Repaired);
         assert_eq!(t.high_seq, None);
         t.sent(20, true);
-        assert_eq!(t.on_ack(20, true), TlpOutcome::NoLoss, "both copies arrived");
+        assert_eq!(t.on_ack(20, true, None), TlpOutcome::NoLoss, "both copies arrived");
         t.sent(30, false);
-        assert_eq!(t.on_ack(30, false), TlpOutcome::NoLoss);
+        assert_eq!(t.on_ack(30, false, None), TlpOutcome::NoLoss);
         let mut old = Tlp::new(TlpVersion::Linux310);
         old.sent(30, false);
         assert_eq!((old.high_seq, old.probes), (None, 1), "3.10: new data opens no episode");
@@ -536,10 +637,16 @@ mod tests {
     /// that drops a segment's first k transmissions if `drop` lists it k times, Reno, a
     /// 10-segment window; run until the transfer of `segs` completes.
     fn transfer(rule: LossDetection, segs: u64, drop: &[u64], rtt: Time) -> Sender {
+        transfer_reordered(rule, segs, drop, &[], false, rtt)
+    }
+
+    /// `transfer`, with the first transmission of each segment `late` lists
+    /// delayed on the way by its time (reordering), and D-SACK on or off.
+    fn transfer_reordered(rule: LossDetection, segs: u64, drop: &[u64], late: &[(u64, Time)], dsack: bool, rtt: Time) -> Sender {
         let cfg = SenderConfig { flow: 0, dst: 1, mss: 1000, header_bytes: 52, total_bytes: Some(segs * 1000), max_window: u64::MAX, sack: true, initial_cwnd: 10 };
         let mut s = Sender::new(cfg, Cc::Reno(Reno)).with_loss_detection(rule);
         let rcfg = ReceiverConfig { flow: 0, dst: 0, mss: 1000, total_bytes: Some(segs * 1000), delayed_ack: false, delack_timeout: 40 * MS, ack_bytes: 52 };
-        let mut r = Receiver::new(rcfg);
+        let mut r = Receiver::new(rcfg).with_dsack(dsack);
         // (arrival, order, packet): data to the receiver, ACKs (kind Ack) back.
         let mut wire: Vec<(Time, usize, Packet)> = vec![];
         let mut sent = vec![0; segs as usize];
@@ -551,8 +658,9 @@ mod tests {
                 let k = sent[p.seq as usize];
                 sent[p.seq as usize] += 1;
                 if k >= drop.iter().filter(|&&d| d == p.seq).count() {
+                    let extra = late.iter().find(|l| l.0 == p.seq && k == 0).map_or(0, |l| l.1);
                     order += 1;
-                    wire.push((now + rtt / 2, order, p));
+                    wire.push((now + rtt / 2 + extra, order, p));
                 }
             }
             let next = wire.iter().enumerate().min_by_key(|(_, w)| (w.0, w.1)).map(|(i, w)| (i, w.0));
@@ -676,5 +784,88 @@ mod tests {
         rack.mark_lost_on_timeout(&mut b, 100 * MS);
         assert_eq!((b.lost_out, b.in_flight()), (3, 1));
         b.check_invariants().unwrap();
+    }
+
+    /// Reordering of segment 8 by 0.1 ms (only 9 SACKed before it: reo_wnd
+    /// min_rtt/4 = 2.5 ms) is seen, not a loss. Segment 14, sent at 10 ms,
+    /// is 6 ms late: the SACKs at 20 ms arm the reordering timer for 10 +
+    /// 10 + 2.5 + 2 ms slack = 24.5 ms, before its ACK at 26 ms: a spurious
+    /// retransmission, whose duplicate the receiver D-SACKs at 34.5 ms: two
+    /// steps, reo_wnd 5 ms. Segment 60, as late, then waits until tx + 17 ms,
+    /// past its ACK at tx + 16 ms: no retransmission. Without D-SACK it is
+    /// resent too: a second recovery, 50 ms later done.
+    #[test]
+    fn a_dsack_widens_the_reordering_window_and_spares_the_next_late_segment() {
+        let late = [(8, MS / 10), (14, 6 * MS), (60, 6 * MS)];
+        let with = transfer_reordered(LossDetection::Rack, 300, &[], &late, true, 10 * MS);
+        assert!(with.rack.reord_seen);
+        assert_eq!((with.rack.dsack_dups, with.rack.reo_wnd_steps), (1, 2));
+        assert_eq!((with.counters.retransmits, with.counters.recoveries, with.completed), (1, 1, Some(180 * MS)));
+        let without = transfer_reordered(LossDetection::Rack, 300, &[], &late, false, 10 * MS);
+        assert_eq!((without.rack.dsack_dups, without.rack.reo_wnd_steps), (0, 1));
+        assert_eq!((without.counters.retransmits, without.counters.recoveries, without.completed), (2, 2, Some(230 * MS)));
+        let only_first = transfer_reordered(LossDetection::Rack, 300, &[], &late[..2], true, 10 * MS);
+        assert_eq!(only_first.counters.retransmits, 1, "segment 60 cost the second retransmission");
+    }
+
+    /// Linux 6.6 `tcp_rack_update_reo_wnd` by hand (min_rtt 8 ms, SRTT 10 ms):
+    /// a D-SACK after reordering was seen adds a step of 2 ms on the next ACK
+    /// that delivers, once a round (an ACK of data sent before the last
+    /// widening's delivered count 20 does not count), up to SRTT; after 16
+    /// recoveries without one it falls back to one step.
+    #[test]
+    fn reo_wnd_steps_up_once_a_round_on_dsacks_and_decays_after_16_recoveries() {
+        let mut rack = Rack { reord_seen: true, ..Rack::default() };
+        let reo = |r: &Rack| r.reo_wnd(CaState::Open, 0, 8 * MS, 10 * MS);
+        assert!(rack.on_dsack(1, 1, false));
+        rack.update_reo_wnd(0, 20);
+        assert_eq!(reo(&rack), 2 * MS, "no rate sample: the D-SACK waits");
+        rack.update_reo_wnd(5, 20);
+        assert_eq!(reo(&rack), 4 * MS);
+        rack.on_dsack(1, 2, false);
+        rack.update_reo_wnd(19, 25);
+        assert_eq!(reo(&rack), 4 * MS, "same round");
+        for (k, want) in [(3, 6), (4, 8), (5, 10), (6, 10)] {
+            rack.on_dsack(1, k, false);
+            rack.update_reo_wnd(25 * k, 25 * k + 20);
+            assert_eq!((rack.reo_wnd_steps, reo(&rack)), (k as u32, want * MS), "capped at SRTT");
+        }
+        for _ in 0..15 {
+            rack.on_recovery_end();
+            rack.update_reo_wnd(500, 510);
+        }
+        assert_eq!(rack.reo_wnd_steps, 6, "15 recoveries: held");
+        rack.on_recovery_end();
+        rack.update_reo_wnd(600, 610);
+        assert_eq!(reo(&rack), 2 * MS, "16: back to min_rtt/4");
+        assert!(!rack.on_dsack(10, 9, false), "more duplicates than retransmissions: the network's");
+        assert!(rack.on_dsack(1, 50, true));
+        rack.update_reo_wnd(700, 710);
+        assert_eq!(rack.reo_wnd_steps, 1, "the probe's D-SACK does not widen");
+        let mut unseen = Rack::default();
+        assert!(unseen.on_dsack(1, 1, false));
+        unseen.update_reo_wnd(5, 20);
+        assert_eq!(unseen.reo_wnd_steps, 1, "no reordering seen yet");
+    }
+
+    /// The sender takes a first block inside the second (RFC 2883 section 4)
+    /// as a D-SACK, counts it once and SACKs only the second block's news.
+    #[test]
+    fn the_sender_counts_a_dsack_and_takes_no_news_from_it() {
+        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1000, header_bytes: 52, total_bytes: None, max_window: u64::MAX, sack: true, initial_cwnd: 10 };
+        let mut s = Sender::new(cfg, Cc::Reno(Reno)).with_loss_detection(LossDetection::Rack);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        let mut a = Packet::ack(0, 0, 2, 52, 10 * MS, NO_TS_ECR);
+        a.sack[..2].copy_from_slice(&[(5, 6), (4, 8)]);
+        a.nsack = 2;
+        s.on_ack(&a, 10 * MS, &mut out);
+        assert_eq!((s.rack.dsack_dups, s.last_rate_sample.acked_sacked), (1, 6));
+        let mut b = Packet::ack(0, 0, 2, 52, 11 * MS, NO_TS_ECR);
+        b.sack[..2].copy_from_slice(&[(9, 10), (4, 8)]);
+        b.nsack = 2;
+        s.on_ack(&b, 11 * MS, &mut out);
+        assert_eq!((s.rack.dsack_dups, s.last_rate_sample.acked_sacked), (1, 1), "an ordinary block");
+        s.check_invariants().unwrap();
     }
 }

@@ -58,6 +58,12 @@ impl RateTrack {
         };
     }
 
+    /// The delivered count when the sampled segment was sent (Linux
+    /// `rs->prior_delivered`); 0 without a sample.
+    pub fn prior_delivered(&self) -> u64 {
+        self.prior_delivered
+    }
+
     /// Packets marked lost since the sampled segment was sent, given the
     /// count now (`tp->lost - rs->prior_lost`); 0 without a sample.
     pub fn lost_since_tx(&self, lost_now: u64) -> u64 {

@@ -3,6 +3,8 @@
 //! full segment, a timer otherwise, an immediate ACK for out-of-order data or data
 //! that fills a hole (RFC 5681 section 4.2), and quick-ACK mode at connection start.
 //! With ECN negotiated, the echo of CE marks (tcp::ecn::EcnReceiver).
+//! With D-SACK on (RFC 2883; Linux `tcp_dsack` = 1, the default since 2.4),
+//! the ACK of a duplicate segment reports it in a first, D-SACK block.
 
 use super::ecn::{EcnMode, EcnReceiver};
 use crate::net::{Packet, SegRange, MAX_SACK_BLOCKS};
@@ -35,6 +37,11 @@ pub struct Receiver {
     /// always current ranges of `ooo`, so building an ACK costs O(1).
     recent: [SegRange; MAX_SACK_BLOCKS],
     nrecent: usize,
+    /// Report duplicates by D-SACK (Linux: SACK negotiated and `tcp_dsack`).
+    dsack_on: bool,
+    /// The duplicate segment the next ACK reports first (Linux
+    /// `tcp_dsack_set`: `rx_opt.dsack`, cleared once sent).
+    dsack: Option<SegRange>,
     last_ack_sent: u64,
     ts_recent: Time,
     unacked: u32,
@@ -60,6 +67,8 @@ impl Receiver {
             ooo: VecDeque::new(),
             recent: [(0, 0); MAX_SACK_BLOCKS],
             nrecent: 0,
+            dsack_on: false,
+            dsack: None,
             last_ack_sent: 0,
             ts_recent: NO_TS,
             unacked: 0,
@@ -76,6 +85,13 @@ impl Receiver {
     /// A connection that negotiated ECN (tcp::ecn), or not.
     pub fn with_ecn(mut self, mode: EcnMode) -> Self {
         self.ecn = EcnReceiver::new(mode);
+        self
+    }
+
+    /// Report duplicate segments by D-SACK (the flow has SACK and its stack
+    /// sends D-SACKs: crate::stack::Profile::dsack).
+    pub fn with_dsack(mut self, on: bool) -> Self {
+        self.dsack_on = on;
         self
     }
 
@@ -113,7 +129,12 @@ impl Receiver {
             self.ts_recent = p.ts_val;
         }
         if p.seq < self.rcv_nxt || self.in_ooo(p.seq) {
-            return Some(self.make_ack(now)); // duplicate: ACK at once
+            // Duplicate: ACK at once, reporting it (Linux `tcp_data_queue`,
+            // `tcp_data_queue_ofo`: tcp_dsack_set with the segment's range).
+            if self.dsack_on {
+                self.dsack = Some((p.seq, p.seq + 1));
+            }
+            return Some(self.make_ack(now));
         }
         if self.ecn.on() {
             ack_now |= self.check_ce(p, now);
@@ -220,6 +241,24 @@ impl Receiver {
         self.nrecent = n;
     }
 
+    /// The SACK blocks of an ACK reporting the duplicate `dup`: the D-SACK
+    /// block first, then the block holding it if it lies above rcv_nxt (RFC
+    /// 2883 section 4, so the sender can tell a D-SACK above its cumulative
+    /// ACK), then the other blocks, most recent first, as many as fit.
+    fn put_dsack(&self, out: &mut [SegRange; MAX_SACK_BLOCKS], dup: SegRange) -> usize {
+        out[0] = dup;
+        let holds = |b: &SegRange| b.0 <= dup.0 && dup.1 <= b.1;
+        let holder = self.recent[..self.nrecent].iter().position(holds);
+        let rest = self.recent[..self.nrecent].iter().enumerate().filter(|&(i, _)| Some(i) != holder);
+        let blocks = holder.map(|i| self.recent[i]).into_iter().chain(rest.map(|(_, &b)| b));
+        let mut n = 1;
+        for b in blocks.take(MAX_SACK_BLOCKS - 1) {
+            out[n] = b;
+            n += 1;
+        }
+        n
+    }
+
     /// Build an ACK: cumulative point and the SACK blocks, most recent first.
     fn make_ack(&mut self, now: Time) -> Packet {
         self.unacked = 0;
@@ -227,8 +266,13 @@ impl Receiver {
         self.last_ack_sent = self.rcv_nxt;
         self.acks_sent += 1;
         let mut p = Packet::ack(self.cfg.flow, self.cfg.dst, self.rcv_nxt, self.cfg.ack_bytes, now, self.ts_recent);
-        let n = self.nrecent;
-        p.sack[..n].copy_from_slice(&self.recent[..n]);
+        let n = match self.dsack.take() {
+            Some(dup) => self.put_dsack(&mut p.sack, dup),
+            None => {
+                p.sack[..self.nrecent].copy_from_slice(&self.recent[..self.nrecent]);
+                self.nrecent
+            }
+        };
         p.nsack = n as u8;
         if self.ecn.on() {
             (p.ece, p.ecn) = (self.ecn.ece(), self.ecn.ack_ecn());
@@ -306,5 +350,30 @@ mod tests {
         assert_eq!(spans, vec![(3, 6), (7, 8)]);
         let a = r.make_ack(0);
         assert_eq!(a.sack_blocks(), &[(7, 8), (3, 6)][..]);
+    }
+
+    /// RFC 2883 section 4 examples, by hand: 0..3 delivered, 5 and 7 held.
+    /// A second 1 (below rcv_nxt 3): D-SACK (1, 2) first, then the usual
+    /// blocks. A second 5: D-SACK (5, 6), then its block (5, 6) second though
+    /// (7, 8) is more recent; the D-SACK goes out once.
+    #[test]
+    fn a_duplicate_is_reported_first_by_a_dsack_block() {
+        let mut r = rx(false).with_dsack(true);
+        for s in [0, 1, 2, 5, 7] {
+            r.on_data(&seg(s, 0), 0);
+        }
+        let a = r.on_data(&seg(1, 0), 0).unwrap();
+        assert_eq!((a.ack, a.sack_blocks()), (3, &[(1, 2), (7, 8), (5, 6)][..]));
+        assert_eq!(a.wire_bytes, 52 + 4 + 8 * 3);
+        let a = r.on_data(&seg(5, 0), 0).unwrap();
+        assert_eq!(a.sack_blocks(), &[(5, 6), (5, 6), (7, 8)][..]);
+        r.on_data(&seg(6, 0), 0);
+        let a = r.on_data(&seg(6, 0), 0).unwrap();
+        assert_eq!(a.sack_blocks(), &[(6, 7), (5, 8)][..], "merged block second");
+        let a = r.make_ack(0);
+        assert_eq!(a.sack_blocks(), &[(5, 8)][..], "reported once");
+        let mut off = rx(false);
+        off.on_data(&seg(0, 0), 0);
+        assert_eq!(off.on_data(&seg(0, 0), 0).unwrap().sack_blocks(), &[][..], "D-SACK off");
     }
 }

@@ -238,6 +238,15 @@ impl Scoreboard {
         delivered - credited
     }
 
+    /// The ACK's D-SACK block, if its first block is one (RFC 2883 section 4,
+    /// Linux `tcp_check_dsack`): below the cumulative ACK, or inside the
+    /// second block. It reports a duplicate, not newly received data.
+    pub fn dsack_block(ack: u64, blocks: &[SegRange]) -> Option<SegRange> {
+        let &first = blocks.first()?;
+        let inside_second = blocks.get(1).is_some_and(|b| b.0 <= first.0 && first.1 <= b.1);
+        (first.0 < ack || inside_second).then_some(first)
+    }
+
     /// Merge the ACK's SACK blocks into the scoreboard; `delivered` sees each
     /// newly SACKed segment. Returns how many those were.
     pub fn apply_sack(&mut self, blocks: &[SegRange], delivered: &mut impl FnMut(u64, &Seg, bool)) -> u32 {
@@ -516,5 +525,18 @@ mod tests {
         b.mark_all_lost();
         assert_eq!((b.lost_out, b.in_flight(), b.next_lost()), (5, 0, Some(0)));
         b.check_invariants().unwrap();
+    }
+
+    /// RFC 2883 section 4: a first block below the cumulative ACK (4) or
+    /// inside the second block is a D-SACK; otherwise it is ordinary.
+    #[test]
+    fn a_dsack_is_a_first_block_below_the_ack_or_inside_the_second() {
+        assert_eq!(Scoreboard::dsack_block(4, &[(2, 3), (6, 7)]), Some((2, 3)));
+        assert_eq!(Scoreboard::dsack_block(4, &[(6, 7), (5, 8)]), Some((6, 7)));
+        assert_eq!(Scoreboard::dsack_block(4, &[(5, 8), (5, 8)]), Some((5, 8)));
+        assert_eq!(Scoreboard::dsack_block(4, &[(6, 7), (9, 10)]), None);
+        assert_eq!(Scoreboard::dsack_block(4, &[(5, 9), (6, 7)]), None, "second inside the first");
+        assert_eq!(Scoreboard::dsack_block(4, &[(4, 5)]), None);
+        assert_eq!(Scoreboard::dsack_block(4, &[]), None);
     }
 }

@@ -17,7 +17,7 @@ use super::rate::{RateState, RateTrack};
 use super::recovery::Recovery;
 use super::scoreboard::{Scoreboard, Seg, INITIAL_SCOREBOARD};
 use crate::cc::{AckSample, CaEvent, CaState, Cc, CcState, CongestionOps, RateSample};
-use crate::net::Packet;
+use crate::net::{Packet, SegRange};
 use crate::tcp::receiver::NO_TS;
 use crate::tcp::rtt::RttEstimator;
 use crate::time::Time;
@@ -140,7 +140,7 @@ pub struct Sender {
     ecn: EcnSender,
     /// RACK loss detection (tcp::rack) instead of RFC 6675 DupThresh.
     use_rack: bool,
-    rack: Rack,
+    pub(super) rack: Rack,
     /// The tail loss probe, if the flow's loss detection has one.
     pub tlp: Option<Tlp>,
     /// What `rto_deadline` is armed for (with TLP: a probe or RACK's timer too).
@@ -262,7 +262,8 @@ impl Sender {
         self.sync_state(now);
         let prior_in_flight = self.in_flight() as u32;
         let acked = p.ack - self.snd_una();
-        let (track, delivered) = self.update_scoreboard(p, acked, now);
+        let dsack = if self.cfg.sack { Scoreboard::dsack_block(p.ack, p.sack_blocks()) } else { None };
+        let (track, delivered) = self.update_scoreboard(p, acked, dsack.is_some(), now);
         let rtt = self.take_rtt_sample(p, now, acked > 0, &track);
         let ece = self.ecn.ece(p);
         if self.ecn.on() {
@@ -274,9 +275,15 @@ impl Sender {
         let tsecr = (p.ts_ecr != NO_TS).then_some(p.ts_ecr);
         let sample = AckSample { acked: delivered, rtt, in_flight: prior_in_flight, rcv_tsval: p.ts_val, rcv_tsecr: tsecr };
         hooks::pkts_acked(&mut self.cc, &mut self.s, &sample);
-        self.process_tlp_ack(p.ack, acked == 0 && delivered == 0);
+        self.note_dsack(dsack, track.prior_delivered());
+        self.process_tlp_ack(p.ack, acked == 0 && delivered == 0, dsack);
         let (newly_lost, reo_armed) = self.detect_losses(now);
-        if self.recovery.on_ack(acked, &mut self.board, &mut self.cc, &mut self.s) {
+        let prior_state = self.s.ca_state;
+        let entered = self.recovery.on_ack(acked, &mut self.board, &mut self.cc, &mut self.s);
+        if matches!(prior_state, CaState::Recovery | CaState::Loss) && (entered || self.s.ca_state != prior_state) {
+            self.rack.on_recovery_end();
+        }
+        if entered {
             self.counters.recoveries += 1;
             self.end_tlp_episode();
             self.ecn.queue_cwr();
@@ -308,7 +315,9 @@ impl Sender {
 
     /// Take what the ACK reports off the scoreboard; returns the ACK's send-time
     /// bookkeeping and the packets it newly delivered.
-    fn update_scoreboard(&mut self, p: &Packet, acked: u64, now: Time) -> (RateTrack, u32) {
+    /// `dsack`: the first SACK block is a D-SACK (Scoreboard::dsack_block), a
+    /// duplicate and no news: skipped.
+    fn update_scoreboard(&mut self, p: &Packet, acked: u64, dsack: bool, now: Time) -> (RateTrack, u32) {
         let mut track = RateTrack::default();
         let (use_rack, mut rack_ack) = (self.use_rack, RackAck::new(now, self.rtt.min_rtt, self.board.highest_sacked()));
         let mut note = |seq: u64, seg: &Seg, sacked: bool| {
@@ -319,7 +328,7 @@ impl Sender {
         };
         let mut delivered = self.board.ack_cumulative(p.ack, &mut note);
         if self.cfg.sack {
-            delivered += self.board.apply_sack(p.sack_blocks(), &mut note);
+            delivered += self.board.apply_sack(&p.sack_blocks()[dsack as usize..], &mut note);
         } else {
             delivered = self.board.count_dupacks(acked, delivered);
         }
@@ -560,12 +569,28 @@ impl Sender {
         (lost, wait.is_some())
     }
 
+    /// A D-SACK (Linux `tcp_dsack_seen`) and then RACK's window update
+    /// (`tcp_rack_update_reo_wnd`, run on every ACK, after the scoreboard's;
+    /// `prior_delivered`: the ACK's rate sample's). Without RACK a D-SACK
+    /// changes nothing here: the older stacks' uses of it (undo, raising the
+    /// DupThresh by `tcp_update_reordering`) are not modelled.
+    fn note_dsack(&mut self, dsack: Option<SegRange>, prior_delivered: u64) {
+        if !self.use_rack {
+            return;
+        }
+        if let Some(d) = dsack {
+            let of_probe = self.tlp.is_some_and(|t| t.is_probe_dsack(dsack));
+            self.rack.on_dsack(d.1 - d.0, self.counters.retransmits, of_probe);
+        }
+        self.rack.update_reo_wnd(prior_delivered, self.s.delivered);
+    }
+
     /// Linux `tcp_process_tlp_ack`: a probe that repaired a loss reduces the
     /// window once (CWR entered and left at once); `dupack`: the ACK
     /// acknowledged and SACKed nothing new.
-    fn process_tlp_ack(&mut self, ack: u64, dupack: bool) {
+    fn process_tlp_ack(&mut self, ack: u64, dupack: bool, dsack: Option<SegRange>) {
         let Some(tlp) = self.tlp.as_mut() else { return };
-        if tlp.on_ack(ack, dupack) == TlpOutcome::Repaired {
+        if tlp.on_ack(ack, dupack, dsack) == TlpOutcome::Repaired {
             self.recovery.reduce_once(&self.board, &mut self.cc, &mut self.s);
         }
     }
