@@ -239,10 +239,23 @@ impl Queue {
 
     /// Bring the occupancy integrals up to `now`.
     pub fn advance(&mut self, now: Time) {
+        self.advance_by(now, self.len(), self.bytes());
+    }
+
+    /// `advance` with the occupancy known (the FIFO's, on DropTail's fast path).
+    fn advance_by(&mut self, now: Time, len: usize, bytes: u64) {
         let dt = now.saturating_sub(self.last_change) as f64;
-        self.stats.area_pkts += dt * self.len() as f64;
-        self.stats.area_bytes += dt * self.bytes() as f64;
+        self.stats.area_pkts += dt * len as f64;
+        self.stats.area_bytes += dt * bytes as f64;
         self.last_change = now;
+    }
+
+    /// Put an admitted packet at the FIFO's tail.
+    fn push_fifo(&mut self, p: Packet, now: Time) {
+        self.advance_by(now, self.pkts.len(), self.bytes);
+        self.bytes += p.wire_bytes as u64;
+        self.pkts.push_back((now, p));
+        self.stats.max_pkts = self.stats.max_pkts.max(self.pkts.len() as u64);
     }
 
     /// The admission policy of DropTail and RED on an arrival (RED sees every
@@ -278,7 +291,23 @@ impl Queue {
 
     /// Enqueue at the tail; returns false (and counts a drop) when the policy or
     /// the buffer limit refuses the packet.
-    pub fn enqueue(&mut self, mut p: Packet, now: Time, rng: &mut Rng) -> bool {
+    pub fn enqueue(&mut self, p: Packet, now: Time, rng: &mut Rng) -> bool {
+        // DropTail, the common case, skips the disciplines' matches (issue 29).
+        if !matches!(self.discipline, Discipline::DropTail) {
+            return self.enqueue_aqm(p, now, rng);
+        }
+        self.stats.arrivals += 1;
+        if !self.has_room(p.wire_bytes) {
+            self.stats.count_drop(&p, false);
+            return false;
+        }
+        self.push_fifo(p, now);
+        true
+    }
+
+    /// `enqueue` for the disciplines other than DropTail.
+    #[inline(never)]
+    fn enqueue_aqm(&mut self, mut p: Packet, now: Time, rng: &mut Rng) -> bool {
         match self.discipline {
             Discipline::DropTail | Discipline::Red(_) => {
                 if !self.admit(&mut p, now, rng) {
@@ -313,10 +342,7 @@ impl Queue {
             self.stats.count_drop(&p, false);
             return false;
         }
-        self.advance(now);
-        self.bytes += p.wire_bytes as u64;
-        self.pkts.push_back((now, p));
-        self.stats.max_pkts = self.stats.max_pkts.max(self.pkts.len() as u64);
+        self.push_fifo(p, now);
         true
     }
 
@@ -343,6 +369,22 @@ impl Queue {
 
     /// The next packet to send (CoDel may drop some before it).
     pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
+        if !matches!(self.discipline, Discipline::DropTail) {
+            return self.dequeue_aqm(now);
+        }
+        self.advance_by(now, self.pkts.len(), self.bytes);
+        // Copied through a reference, then popped: popping the Option makes
+        // the compiler copy the packet's tail in pieces, which the caller then
+        // reads whole, a store forwarding stall (perf annotate, issue 29).
+        let p = self.pkts.front()?.1;
+        self.pkts.pop_front();
+        self.bytes -= p.wire_bytes as u64;
+        Some(p)
+    }
+
+    /// `dequeue` for the other disciplines.
+    #[inline(never)]
+    fn dequeue_aqm(&mut self, now: Time) -> Option<Packet> {
         self.advance(now);
         match &mut self.discipline {
             Discipline::Codel(c) => {
