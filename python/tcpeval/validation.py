@@ -455,7 +455,13 @@ unit tests; 10 ms path, an ACK per segment, Reno, 10 segments):
   later-sent segment is SACKed, done at 30 ms; DupThresh: RTO, 230 ms;
 - only the last segment lost (one out): the probe leaves at the RTO's time
   (2 x 10 + 200 ms, capped at the RTO, 210 ms), done at 230 ms without an
-  RTO; DupThresh: RTO, 230 ms.
+  RTO; DupThresh: RTO, 230 ms;
+- reordering, D-SACK (300 segments; segment 8 0.1 ms late, seen as
+  reordering; 14 and later 60 each 6 ms late): 14 is resent spuriously
+  (reordering timer at 24.5 ms, its ACK at 26 ms); the receiver's D-SACK of
+  the duplicate widens reo_wnd from 2.5 to 5 ms, so 60 waits for its ACK:
+  1 retransmission, 1 recovery, done at 180 ms; without D-SACK 60 is resent
+  too: 2 and 2, 230 ms.
 
 Short transfers (300 transfers of 10 segments, CUBIC, one every max(4 RTT,
 100 ms), 100 Mbit/s, random loss p, seed 1; the transfers that lost a
