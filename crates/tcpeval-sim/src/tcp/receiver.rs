@@ -247,10 +247,11 @@ impl Receiver {
     /// ACK), then the other blocks, most recent first, as many as fit.
     fn put_dsack(&self, out: &mut [SegRange; MAX_SACK_BLOCKS], dup: SegRange) -> usize {
         out[0] = dup;
-        let holds = |b: &SegRange| b.0 <= dup.0 && dup.1 <= b.1;
-        let holder = self.recent[..self.nrecent].iter().position(holds);
-        let rest = self.recent[..self.nrecent].iter().enumerate().filter(|&(i, _)| Some(i) != holder);
-        let blocks = holder.map(|i| self.recent[i]).into_iter().chain(rest.map(|(_, &b)| b));
+        // The held range, even one no longer among the reported blocks.
+        let i = self.ooo.partition_point(|r| r.1 <= dup.0);
+        let holder = self.ooo.get(i).filter(|r| r.0 <= dup.0).copied();
+        let rest = self.recent[..self.nrecent].iter().filter(|&&b| Some(b) != holder);
+        let blocks = holder.into_iter().chain(rest.copied());
         let mut n = 1;
         for b in blocks.take(MAX_SACK_BLOCKS - 1) {
             out[n] = b;
@@ -375,5 +376,31 @@ mod tests {
         let mut off = rx(false);
         off.on_data(&seg(0, 0), 0);
         assert_eq!(off.on_data(&seg(0, 0), 0).unwrap().sack_blocks(), &[][..], "D-SACK off");
+    }
+
+    proptest::proptest! {
+        /// Whatever the arrival order and duplicates, the sender's RFC 2883
+        /// test (Scoreboard::dsack_block) finds a D-SACK of exactly the
+        /// segment in the ACK of a duplicate, and none in any other ACK.
+        #[test]
+        fn the_sender_recognises_exactly_the_dsacks_the_receiver_sends(arrivals in proptest::collection::vec(0u64..12, 1..40)) {
+            let mut r = Receiver::new(ReceiverConfig {
+                flow: 0,
+                dst: 9,
+                mss: 1000,
+                total_bytes: None,
+                delayed_ack: false,
+                delack_timeout: 40,
+                ack_bytes: 52,
+            })
+            .with_dsack(true);
+            let mut seen = std::collections::HashSet::new();
+            for s in arrivals {
+                let a = r.on_data(&seg(s, 0), 0).unwrap();
+                let dsack = crate::tcp::scoreboard::Scoreboard::dsack_block(a.ack, a.sack_blocks());
+                let want = (!seen.insert(s)).then_some((s, s + 1));
+                proptest::prop_assert_eq!(dsack, want, "ACK {} blocks {:?}", a.ack, a.sack_blocks());
+            }
+        }
     }
 }
