@@ -262,12 +262,13 @@ def test_ns2_side_is_cached_by_script(tmp_path, monkeypatch):
 
     calls = []
 
-    def fake_run(source, seed=None, **kw):
+    def fake_run(script, resolved, *args, **kw):
+        seed = resolved["seed"]
         calls.append(seed)
         return {"flows": [{"throughput_mbps": float(seed)}], "sim": {"wall_s": 0.0}}
 
     monkeypatch.setattr(cx, "NS2_CACHE", tmp_path / "cache")
-    monkeypatch.setattr(ns2, "run", fake_run)
+    monkeypatch.setattr(ns2, "run_translated", fake_run)
     cell = cx.Cell("single", "reno", "100Mbps", 50, 1.0, loss=1e-4, duration_s=5,
                    measure_from_s=1)
     first = cx.run_one((cell, 1, "ns2"))

@@ -14,7 +14,7 @@ from .runner import Ns2Unavailable, cwnd_trace, ns_binary, parse_output, run_scr
 from .translate import CC_MODULE, KERNEL_VERSION, NS2_MODULES, Ns2Script, translate
 
 __all__ = ["CC_MODULE", "KERNEL_VERSION", "NS2_MODULES", "Ns2Script", "Ns2Unavailable",
-           "ns_binary", "run", "script_for", "translate"]
+           "ns_binary", "run", "run_translated", "script_for", "translate"]
 
 
 def script_for(source, overrides=(), seed: int | None = None, agents: str = "linux",
@@ -34,6 +34,13 @@ def run(source, overrides=(), seed: int | None = None, agents: str = "linux",
     With `trace`, also summary["trace"]: the cwnd of every stream (engine flow)
     each trace interval, {"t_s": [...], "cwnd_pkts": {label: [...]}}."""
     script, resolved = script_for(source, overrides, seed, agents, abc)
+    return run_translated(script, resolved, agents, abc, timeout_s, trace)
+
+
+def run_translated(script: Ns2Script, resolved: dict, agents: str = "linux",
+                   abc: int | None = None, timeout_s: float | None = None,
+                   trace: bool = False) -> dict:
+    """Run a script `script_for` made; the summary `run` returns."""
     out, wall = run_script(script, timeout_s)
     raw = parse_output(out, script)
     summary = summarize(raw, script, resolved["meta"]["logical_flows"], resolved["seed"], wall)

@@ -15,6 +15,7 @@ import statistics
 import subprocess
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from ..errors import ScenarioError
@@ -189,22 +190,21 @@ def run_one(task: tuple[Cell, int, str]) -> tuple[str, int, str, float | str, fl
 
 def _ns2_summary(cell: Cell, seed: int) -> dict:
     """The cell's ns-2 summary, from the cache when its script was run before."""
-    from . import run as ns2_run
-    from . import script_for
+    from . import run_translated, script_for
     from .runner import ns_binary
 
+    script, resolved = script_for(scenario(cell), seed=seed, agents=cell.agents, abc=cell.abc)
+    run = partial(run_translated, script, resolved, cell.agents, cell.abc,
+                  timeout_s=NS2_TIMEOUT_S)
     if str(NS2_CACHE) == "off":
-        return ns2_run(scenario(cell), seed=seed, agents=cell.agents, abc=cell.abc,
-                       timeout_s=NS2_TIMEOUT_S)
-    script, _ = script_for(scenario(cell), seed=seed, agents=cell.agents, abc=cell.abc)
+        return run()
     binary = Path(ns_binary() or "ns")
     stamp = f"{binary.resolve()}:{binary.stat().st_mtime_ns if binary.exists() else 0}"
     key = hashlib.sha256((stamp + "\n" + script.tcl).encode()).hexdigest()[:32]
     path = NS2_CACHE / f"{key}.json"
     if path.exists():
         return json.loads(path.read_text())
-    summary = ns2_run(scenario(cell), seed=seed, agents=cell.agents, abc=cell.abc,
-                      timeout_s=NS2_TIMEOUT_S)
+    summary = run()
     NS2_CACHE.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp-{os.getpid()}")
     tmp.write_text(json.dumps(summary))
