@@ -66,6 +66,66 @@ fn red_marks_ecn_reno_flows_instead_of_dropping_them_at_the_same_throughput() {
     assert!((u_marked / u_dropped - 1.0).abs() < 0.05, "utilisation with ECN {u_marked:.4}, with drops {u_dropped:.4}");
 }
 
+/// The gaps between a flow's successive window cuts (ssthresh falls) less
+/// than 0.5 s apart and after `from_s`, in units of its smoothed RTT at the
+/// later cut; from a trace at `trace_interval_ns`.
+fn cut_gaps_in_rtts(r: &SimResult, from_s: f64) -> Vec<f64> {
+    let tr = &r.trace;
+    let mut gaps = vec![];
+    for flow in 0..r.flows.len() as u32 {
+        let rows: Vec<usize> = (0..tr.t_ns.len()).filter(|&i| tr.flow[i] == flow).collect();
+        let cuts: Vec<usize> = rows.windows(2).filter(|w| tr.ssthresh_pkts[w[1]] < tr.ssthresh_pkts[w[0]]).map(|w| w[1]).collect();
+        for c in cuts.windows(2) {
+            let (t0, t1) = (tr.t_ns[c[0]] as f64 / 1e9, tr.t_ns[c[1]] as f64 / 1e9);
+            if t1 - t0 < 0.5 && t1 > from_s {
+                gaps.push((t1 - t0) / (tr.srtt_ns[c[1]] as f64 / 1e9));
+            }
+        }
+    }
+    gaps
+}
+
+fn median(mut x: Vec<f64>) -> f64 {
+    x.sort_by(f64::total_cmp);
+    x[x.len() / 2]
+}
+
+/// Why CUBIC behind default RED loses utilisation with ECN (docs/validation.md,
+/// ECN): RED's average (a one-second time constant) stays above min_th for
+/// several round trips after the flows have cut, so the signal persists. Under
+/// it an ECN flow cuts once per round trip: a CWR episode ends as soon as
+/// snd_una passes its high mark, one RTT after the ECE (Linux 6.6
+/// `tcp_fastretrans_alert`, TCP_CA_CWR), and the next mark's ECE starts
+/// another. A loss-based flow cuts about every second round trip: its
+/// recovery ends only when every hole below its high mark is repaired, and a
+/// packet dropped just before the episode began is detected one RTT later and
+/// acknowledged one RTT after that. Hand-derived: gaps of 1 and 2 RTTs. The
+/// start-up cascade of four CUBIC flows (1-3 s), trace every millisecond.
+#[test]
+fn under_red_s_lagging_average_ecn_cuts_once_per_round_trip_and_loss_every_second() {
+    let run = |ecn: bool| {
+        let flows = (0..4)
+            .map(|i| {
+                let mut f = flow("cubic", 50, i as f64 * 0.25);
+                f.ecn = ecn;
+                f
+            })
+            .collect();
+        let mut cfg = dumbbell(RATE, 50, 2.0, 3, flows);
+        cfg.trace_interval_ns = 1_000_000;
+        cfg.network.hops[0].queue = "red".into();
+        cfg.network.hops[0].red.ecn = Some(true);
+        run_checked(cfg)
+    };
+    let (marked, dropped) = (run(true), run(false));
+    assert_eq!(drops(&marked), 0, "every signal to the ECN flows is a mark");
+    let (g_ecn, g_loss) = (cut_gaps_in_rtts(&marked, 0.9), cut_gaps_in_rtts(&dropped, 0.9));
+    assert!(g_ecn.len() >= 12 && g_loss.len() >= 12, "a cascade of cuts: {} and {} gaps", g_ecn.len(), g_loss.len());
+    let (m_ecn, m_loss) = (median(g_ecn), median(g_loss));
+    assert!((0.8..1.5).contains(&m_ecn), "ECN: median gap {m_ecn:.2} RTTs, expected about 1");
+    assert!((1.7..2.7).contains(&m_loss), "loss: median gap {m_loss:.2} RTTs, expected about 2");
+}
+
 /// K = C x RTT / 7 (Alizadeh et al. section 3.3): 100 Mbit/s x 10 ms is
 /// 83 packets of 1500 B, K = 12; the buffer is 2 BDPs.
 const DC_RATE: f64 = 100e6;
