@@ -875,6 +875,11 @@ def main() -> None:
     # turns them off for its own adapters too (typer/_adapters.py). A user who
     # wants them sets PYDANTIC_DISABLE_PLUGINS (e.g. to "").
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    # numpy's OpenBLAS starts a thread per core when numpy is imported, and each
+    # spins a while waiting for work: 20 ms of a short run's CPU (docs/performance.md,
+    # Start-up). tcpeval's one BLAS call is report.py's 2x2 eigh; a user who wants
+    # the threads sets OPENBLAS_NUM_THREADS.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         code = _run_app()
     finally:

@@ -2,6 +2,7 @@
 study list import no heavy library, and a run imports neither pandas nor rich
 (nor matplotlib); the timings are benches/startup.py's."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -70,6 +71,19 @@ def test_a_run_imports_no_pandas(tmp_path):
                           check=True)
     assert done.stderr.split() == []
     assert (tmp_path / "run" / "flows.parquet").exists()
+
+
+@pytest.mark.parametrize("env,threads", [({}, "1"), ({"OPENBLAS_NUM_THREADS": "3"}, "3")])
+def test_blas_is_single_threaded_unless_asked(env, threads):
+    """main() starts numpy's OpenBLAS with one thread (its threads spin at import,
+    20 ms of a short run's CPU) unless the user set OPENBLAS_NUM_THREADS."""
+    code = ("import os, sys\nfrom tcpeval.cli import main\nsys.argv = ['tcpeval', '--version']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(os.environ['OPENBLAS_NUM_THREADS'])")
+    clean = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, env={**clean, **env})
+    assert done.stdout.split()[-1] == threads
 
 
 def test_the_exit_leaves_the_heap_to_the_process():
