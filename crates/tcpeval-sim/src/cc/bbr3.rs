@@ -1320,6 +1320,41 @@ mod tests {
         assert_eq!(h.cc.inflight_lo, want, "no loss, no further cut");
     }
 
+    /// A loss round with one loss: a lossy ACK, then ACKs until one starts
+    /// the next loss round (and so ends this one).
+    fn lossy_round(h: &mut Harness<Bbr3>) {
+        ack_with(h, BDP, |rs| rs.losses = 1);
+        for _ in 0..20 {
+            ack(h, BDP);
+            if h.cc.loss_round_start {
+                return;
+            }
+        }
+        panic!("no loss round start in 20 ACKs");
+    }
+
+    /// Under random loss nearly every round has one (1% of some 280 packets:
+    /// 1 - 0.99^280 = 94%), and outside a probe it is inflight_lo that holds
+    /// cwnd: each lossy round takes it to max(the round's delivery, 0.7 x
+    /// itself), here 210 -> 147 -> 103 -> 100 (floor(x x 180/256), not below
+    /// the 100 delivered). The ACK-aggregation allowance raises only the
+    /// target above it: after a burst the target is 2 x BDP + 46 and cwnd
+    /// stays at inflight_lo (docs/algorithms/bbr3.md, random loss).
+    #[test]
+    fn lossy_rounds_hold_cwnd_at_inflight_lo_whatever_the_aggregation_allowance() {
+        let mut h = harness();
+        to_probe_bw(&mut h);
+        assert_eq!((h.cc.phase, h.s.cwnd), (Phase::Cruise, 210));
+        for want in [147, 103, 100] {
+            lossy_round(&mut h);
+            assert_eq!((h.cc.inflight_lo, h.s.cwnd), (want, want));
+        }
+        burst(&mut h, 5);
+        let target = h.cc.budget(h.cc.bdp(h.cc.bw(), h.cc.cwnd_gain) + h.cc.ack_aggregation_cwnd());
+        assert_eq!((h.cc.ack_aggregation_cwnd(), target), (46, 246));
+        assert_eq!((h.cc.phase, h.s.cwnd), (Phase::Cruise, 100));
+    }
+
     /// ECN with `ecn_low` at a 2 ms path (BBRv3 uses ECN only up to 5 ms).
     /// The first ACK opens the first round and ECN's first update (10
     /// packets, no CE); each `ecn_round` then ends on a round start.
