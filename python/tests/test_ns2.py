@@ -337,3 +337,17 @@ def test_pairs_get_half_a_packet_time_of_random_send_overhead_and_singles_none()
             continue
         packet_us = 1500 * 8 / {"100Mbps": 100e6, "1Gbps": 1e9}[cell.rate] * 1e6
         assert [f["send_overhead"] for f in flows] == [f"{packet_us / 2:g}us"] * 2
+
+
+def test_the_ns2_script_does_not_depend_on_the_ns2_linux_stack():
+    """The `ns2-linux` stack changes only tcpeval's side: a cell's ns-2 script
+    (and so its cache key) is the one the linux-2.6.22 run translates to, for a
+    single flow and for a pair with its send overhead."""
+    from dataclasses import replace
+
+    for cell in (cx.issue_cells()[0], next(c for c in cx.default_grid() if c.kind == "pair")):
+        cell = replace(cell, abc=0)
+        old, new = (script_for(cx.scenario(replace(cell, stack=s)), seed=1, abc=0)[0].tcl
+                    for s in ("linux-2.6.22", "ns2-linux"))
+        assert old == new
+        assert script_for(cx.scenario(replace(cell, stack="ns2")), seed=1, abc=0)[0].tcl != old

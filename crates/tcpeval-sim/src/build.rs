@@ -160,6 +160,7 @@ pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r
         cc,
     );
     let mut profile = Stack::from_name(&f.stack).expect("validated").profile();
+    profile.reduction = profile.reduction.with_send_overhead(f.send_overhead_ns);
     if let Some(rule) = &f.loss_detection {
         profile.loss_detection = LossDetection::from_name(rule).expect("validated");
     }

@@ -33,10 +33,15 @@ pub enum Stack {
     /// ns-2's own agents: Agent/TCP/Sack1 with a TCPSink/Sack1/DelAck sink
     /// (ns-2.35's tcl/lib/ns-default.tcl defaults), as seed 004.
     Ns2,
+    /// ns-2.35 TCP-Linux (`Agent/TCP/Linux`): Linux 2.6.22's
+    /// congestion-control modules (as `Linux2622` builds them) inside ns-2's
+    /// own sender, tcp/tcp-linux.cc (its recovery: Reduction::Ns2Linux), with
+    /// ns-2's sink (no quick ACKs, no D-SACK).
+    Ns2Linux,
 }
 
 /// Every stack, oldest first.
-pub const STACKS: [Stack; 6] = [Stack::Linux24, Stack::Linux2613, Stack::Linux2622, Stack::Linux316, Stack::Linux66, Stack::Ns2];
+pub const STACKS: [Stack; 7] = [Stack::Linux24, Stack::Linux2613, Stack::Linux2622, Stack::Linux316, Stack::Linux66, Stack::Ns2, Stack::Ns2Linux];
 
 /// The stack of a flow that names none: today's behaviour, unchanged.
 pub const DEFAULT_STACK: Stack = Stack::Linux66;
@@ -119,6 +124,7 @@ impl Stack {
             Stack::Linux316 => "linux-3.16",
             Stack::Linux66 => "linux-6.6",
             Stack::Ns2 => "ns2",
+            Stack::Ns2Linux => "ns2-linux",
         }
     }
 
@@ -135,7 +141,9 @@ impl Stack {
         let names: &[&str] = match self {
             Stack::Linux24 => &["reno", "scalable", "highspeed", "htcp", "bic", "fast", "vegas", "westwood", "hstcplp", "lp"],
             Stack::Linux2613 => &["reno", "bic", "cubic", "highspeed", "htcp", "scalable", "vegas", "westwood", "hstcplp"],
-            Stack::Linux2622 => &["reno", "bic", "cubic", "highspeed", "htcp", "scalable", "vegas", "westwood", "lp", "illinois", "yeah", "compound"],
+            // ns-2.35's tcp/linux/src holds these and naive_reno, hybla, veno
+            // (not in tcpeval); its compound is its own module (tcp_compound.c).
+            Stack::Linux2622 | Stack::Ns2Linux => &["reno", "bic", "cubic", "highspeed", "htcp", "scalable", "vegas", "westwood", "lp", "illinois", "yeah", "compound"],
             Stack::Linux316 => &["reno", "bic", "cubic", "highspeed", "htcp", "scalable", "vegas", "westwood", "lp", "illinois", "yeah"],
             Stack::Linux66 => return cc::REGISTRY.iter().map(|a| a.names[0]).collect(),
             Stack::Ns2 => &["reno", "highspeed", "scalable", "vegas", "fast", "westwood"],
@@ -200,6 +208,24 @@ impl Stack {
                 loss_detection: LossDetection::DupThresh,
                 dsack: false,
             },
+            // The sink is ns-2's TCPSink/Sack1/DelAck: no quick-ACK start, no
+            // D-SACK (`generateDSacks_ false`). Initial window and delayed-ACK
+            // timer stay the flow's, which the translation passes to ns-2.
+            Stack::Ns2Linux => Profile {
+                reduction: Reduction::Ns2Linux { delayed_send: false },
+                quickacks: 0,
+                dsack: false,
+                ..linux_old(Growth::PerAck)
+            },
+        }
+    }
+
+    /// The stack whose congestion-control modules this one runs: ns-2.35
+    /// TCP-Linux copied Linux 2.6.22.6's (docs/crosscheck.md).
+    fn modules(self) -> Stack {
+        match self {
+            Stack::Ns2Linux => Stack::Linux2622,
+            other => other,
         }
     }
 
@@ -215,7 +241,7 @@ impl Stack {
     ///   `BICTCP_MAX_INCREMENT` 32, `BICTCP_FUNC_OF_MIN_INCR` 11 in smooth_part's
     ///   place) for NCSU's 2.4 patch, which is not public.
     fn era_params(self, alg: &str) -> Map<String, Value> {
-        let pairs: Vec<(&str, Value)> = match (self, alg) {
+        let pairs: Vec<(&str, Value)> = match (self.modules(), alg) {
             (Stack::Linux2613 | Stack::Linux2622, "cubic") => vec![("beta", (819.0 / 1024.0).into()), ("hystart", false.into())],
             (Stack::Linux24 | Stack::Ns2, "scalable") => vec![("ai_cnt", 100.into())],
             (Stack::Linux2613 | Stack::Linux2622 | Stack::Linux316, "scalable") => vec![("ai_cnt", 50.into())],
@@ -245,8 +271,9 @@ impl Stack {
     /// The era's variant of an algorithm's code where parameters cannot say it.
     fn era_variant(self, algorithm: &mut Cc) {
         use cc::{cubic::CubicVersion, illinois::IllinoisVersion, vegas::VegasVersion, westwood::WestwoodVersion, yeah::YeahVersion};
+        let era = self.modules();
         match algorithm {
-            Cc::Cubic(c) => c.set_version(match self {
+            Cc::Cubic(c) => c.set_version(match era {
                 Stack::Linux2613 | Stack::Linux2622 => CubicVersion::V2_1,
                 Stack::Linux316 => CubicVersion::V2_3PerAck,
                 _ => CubicVersion::Current,
@@ -254,18 +281,18 @@ impl Stack {
             // The step read at 2.6.22; 2.6.11's built-in Vegas has it too, so
             // 2.6.13 between them (2.4 is given it unread); the step from
             // cwnd came later in 2.6 and is the one 3.x runs.
-            Cc::Vegas(v) if matches!(self, Stack::Linux24 | Stack::Linux2613 | Stack::Linux2622) => v.set_version(VegasVersion::Linux26),
+            Cc::Vegas(v) if matches!(era, Stack::Linux24 | Stack::Linux2613 | Stack::Linux2622) => v.set_version(VegasVersion::Linux26),
             // 2.4: the BIC built into 2.6.11's tcp_input.c (cc::bic::BicVersion).
-            Cc::Bic(b) if self == Stack::Linux24 => b.set_version(cc::bic::BicVersion::Builtin2611),
+            Cc::Bic(b) if era == Stack::Linux24 => b.set_version(cc::bic::BicVersion::Builtin2611),
             // 2.6.22's ssthresh kept beta of the window (tcp_illinois_ssthresh).
-            Cc::Illinois(i) if self == Stack::Linux2622 => i.set_version(IllinoisVersion::Linux2622),
+            Cc::Illinois(i) if era == Stack::Linux2622 => i.set_version(IllinoisVersion::Linux2622),
             // 2.6.22's RTT was the smoothed RTT (tcp_westwood_pkts_acked).
-            Cc::Westwood(w) if self == Stack::Linux2622 => w.set_version(WestwoodVersion::Linux2622),
+            Cc::Westwood(w) if era == Stack::Linux2622 => w.set_version(WestwoodVersion::Linux2622),
             // 2.6.22's fast mode counted packets itself (tcp_yeah_cong_avoid),
             // and 3.16.0's still does (net/ipv4/tcp_yeah.c read at 3.16.0).
-            Cc::Yeah(y) if matches!(self, Stack::Linux2622 | Stack::Linux316) => y.set_version(YeahVersion::Linux2622),
+            Cc::Yeah(y) if matches!(era, Stack::Linux2622 | Stack::Linux316) => y.set_version(YeahVersion::Linux2622),
             // ns-2's own HighSpeed computes RFC 3649's formulas (tcp/tcp.cc).
-            Cc::HighSpeed(h) if self == Stack::Ns2 => h.set_version(cc::highspeed::HighSpeedVersion::Ns2),
+            Cc::HighSpeed(h) if era == Stack::Ns2 => h.set_version(cc::highspeed::HighSpeedVersion::Ns2),
             _ => {}
         }
     }
@@ -284,7 +311,7 @@ mod tests {
             assert_eq!(Stack::from_name(stack.name()), Ok(stack));
         }
         let e = Stack::from_name("linux-2.6").unwrap_err();
-        assert_eq!(e, "unknown stack 'linux-2.6'; allowed: linux-2.4, linux-2.6.13, linux-2.6.22, linux-3.16, linux-6.6, ns2");
+        assert_eq!(e, "unknown stack 'linux-2.6'; allowed: linux-2.4, linux-2.6.13, linux-2.6.22, linux-3.16, linux-6.6, ns2, ns2-linux");
     }
 
     #[test]
@@ -337,12 +364,33 @@ mod tests {
         }
     }
 
-    /// D-SACK from every Linux stack (tcp_dsack = 1 since 2.4), not ns-2's sink.
+    /// D-SACK from every Linux stack (tcp_dsack = 1 since 2.4), not ns-2's
+    /// sink (both ns-2 stacks).
     #[test]
     fn every_linux_stack_and_not_ns2_sends_dsacks() {
         for stack in STACKS {
-            assert_eq!(stack.profile().dsack, stack != Stack::Ns2, "{}", stack.name());
+            let ns2 = matches!(stack, Stack::Ns2 | Stack::Ns2Linux);
+            assert_eq!(stack.profile().dsack, !ns2, "{}", stack.name());
         }
+    }
+
+    /// ns2-linux is linux-2.6.22's modules and switches but for ns-2's
+    /// recovery and sink: the same algorithms, each built the same.
+    #[test]
+    fn ns2_linux_runs_the_2622_modules_in_ns2_s_sender() {
+        assert_eq!(Stack::Ns2Linux.algorithms(), Stack::Linux2622.algorithms());
+        for alg in Stack::Linux2622.algorithms() {
+            let (ns2, _) = Stack::Ns2Linux.build(alg, &Map::new()).unwrap();
+            let (linux, _) = Stack::Linux2622.build(alg, &Map::new()).unwrap();
+            assert_eq!(format!("{ns2:?}"), format!("{linux:?}"), "{alg}");
+        }
+        let (ns2, linux) = (Stack::Ns2Linux.profile(), Stack::Linux2622.profile());
+        assert_eq!(ns2.reduction, Reduction::Ns2Linux { delayed_send: false });
+        assert_eq!((ns2.quickacks, ns2.dsack), (0, false));
+        let same = |p: Profile| (p.growth, p.initial_rto, p.initial_window, p.delack_timeout, p.loss_detection);
+        assert_eq!(same(ns2), same(linux));
+        assert_eq!(ns2.reduction.with_send_overhead(1), Reduction::Ns2Linux { delayed_send: true });
+        assert_eq!(linux.reduction.with_send_overhead(1), Reduction::RateHalving);
     }
 
     #[test]

@@ -78,7 +78,37 @@ pub enum Reduction {
     /// ns-2's Sack1 agent: cwnd = ssthresh at once, sending while the pipe
     /// is below it (tcp/tcp-sack1.cc).
     Halve,
+    /// ns-2.35 TCP-Linux's own sender (`LinuxTcpAgent`, tcp/tcp-linux.cc) around
+    /// the modules. Entry (`tcp_fastretrans_alert`): cwnd = the module's
+    /// `min_cwnd` (else ssthresh) at once, and a pipe target
+    /// `next_pkts_in_flight_` = the old cwnd. `send_much` sends while in flight
+    /// < max(cwnd, pipe), first taking pipe = min(pipe, in flight + 1) and,
+    /// after each packet, pipe = min(pipe, max(in flight - 1, 1)): one packet
+    /// per two delivered, down to cwnd. With a send overhead (`overhead_` > 0,
+    /// `delayed_send`) packets leave from the delayed-send timer, whose
+    /// `LinuxTcpAgent::timeout` brackets `send_much` with `save_from_linux` and
+    /// `load_to_linux`; the latter puts back the pipe `send_much` lowered, so
+    /// only the per-ACK step remains and the flow keeps its pre-loss rate. Exit
+    /// (snd_una past the recovery point, from Recovery or Loss): cwnd = ssthresh
+    /// if below it, then at most packets out + `tcp_max_burst` (3,
+    /// tcp/linux/ns-linux-param.c; `tcp_moderate_cwnd`); no `CA_EVENT_COMPLETE_CWR`.
+    Ns2Linux { delayed_send: bool },
 }
+
+impl Reduction {
+    /// ns-2 TCP-Linux's rule depends on its agent's `overhead_` (the flow's
+    /// send overhead); the other rules do not.
+    pub fn with_send_overhead(self, overhead_ns: u64) -> Reduction {
+        match self {
+            Reduction::Ns2Linux { .. } => Reduction::Ns2Linux { delayed_send: overhead_ns > 0 },
+            other => other,
+        }
+    }
+}
+
+/// ns-2.35 `tcp_max_burst` (tcp/linux/ns-linux-param.c), the burst
+/// `tcp_moderate_cwnd` allows above the packets in flight.
+const NS2_MAX_BURST: u64 = 3;
 
 /// Linux `tcp_cwnd_down` (net/ipv4/tcp_input.c, read at 2.6.22), the window
 /// after an ACK during a reduction: on an ACK that delivered something, one
@@ -107,11 +137,14 @@ pub struct Recovery {
     reduction: Reduction,
     /// Rate-halving's floor for the current reduction (`tcp_cwnd_min`).
     floor: u32,
+    /// ns-2 TCP-Linux's `next_pkts_in_flight_` (Reduction::Ns2Linux): the
+    /// sender may fill the pipe up to it while above cwnd; 0 outside a recovery.
+    pipe: u32,
 }
 
 impl Recovery {
     pub fn new(sack: bool) -> Self {
-        Recovery { sack, high_seq: 0, prr: Prr::default(), reduction: Reduction::Prr, floor: 0 }
+        Recovery { sack, high_seq: 0, prr: Prr::default(), reduction: Reduction::Prr, floor: 0, pipe: 0 }
     }
 
     /// The reduction rule of the flow's stack.
@@ -129,9 +162,10 @@ impl Recovery {
             // something *above* high_seq is ACKed, so that the CWR flag, on the
             // first segment sent after it, has reached the receiver (else the
             // ECE of ACKs for data sent before it would reduce twice).
-            CaState::Cwr if board.snd_una > self.high_seq => self.end_reduction(cc, s),
-            CaState::Recovery if episode_over => self.end_reduction(cc, s),
+            CaState::Cwr if board.snd_una > self.high_seq => self.end_reduction(cc, s, board.packets_out()),
+            CaState::Recovery if episode_over => self.end_reduction(cc, s, board.packets_out()),
             CaState::Recovery if !self.sack && acked > 0 => board.mark_head_lost(),
+            CaState::Loss if episode_over && self.is_ns2_linux() => self.end_reduction(cc, s, board.packets_out()),
             CaState::Loss if episode_over => hooks::set_state(cc, s, CaState::Open),
             _ => {}
         }
@@ -146,14 +180,35 @@ impl Recovery {
         false
     }
 
+    fn is_ns2_linux(&self) -> bool {
+        matches!(self.reduction, Reduction::Ns2Linux { .. })
+    }
+
     /// Leave a reduction: cwnd = ssthresh, or no more than ssthresh after
     /// rate-halving, which may have taken it lower (Linux 2.6 `tcp_complete_cwr`).
-    fn end_reduction<C: CongestionOps>(&mut self, cc: &mut C, s: &mut CcState) {
+    /// `packets_out`: snd_nxt - snd_una, what ns-2 counts in flight once it has
+    /// cleared its scoreboard at the exit.
+    fn end_reduction<C: CongestionOps>(&mut self, cc: &mut C, s: &mut CcState, packets_out: u64) {
+        if self.is_ns2_linux() {
+            return self.end_ns2_linux(cc, s, packets_out);
+        }
         let cwnd = s.cwnd;
         hooks::end_cwnd_reduction(cc, s);
         if matches!(self.reduction, Reduction::RateHalving | Reduction::RateHalving24) {
             s.cwnd = s.cwnd.min(cwnd);
         }
+    }
+
+    /// ns-2.35 `LinuxTcpAgent::tcp_fastretrans_alert`'s exit: ssthresh if cwnd
+    /// is below it, moderated to packets out + 3 (`tcp_moderate_cwnd`), Open,
+    /// the pipe target dropped; no `CA_EVENT_COMPLETE_CWR`.
+    fn end_ns2_linux<C: CongestionOps>(&mut self, cc: &mut C, s: &mut CcState, packets_out: u64) {
+        if s.cwnd < s.ssthresh {
+            let moderated = u32::try_from(packets_out + NS2_MAX_BURST).unwrap_or(u32::MAX);
+            s.cwnd = s.ssthresh.min(moderated);
+        }
+        self.pipe = 0;
+        hooks::set_state(cc, s, CaState::Open);
     }
 
     /// With SACK, any lost segment (RFC 6675 IsLost); without, DupThresh
@@ -172,6 +227,12 @@ impl Recovery {
         self.prr = Prr::start(s.cwnd);
         hooks::init_cwnd_reduction(cc, s);
         self.floor = if self.reduction == Reduction::RateHalving24 { s.ssthresh / 2 } else { cc.min_cwnd(s) };
+        if self.is_ns2_linux() {
+            // tcp-linux.cc: "next_pkts_in_flight_ = linux_.snd_cwnd; //we do
+            // rate halving", then snd_cwnd = min_cwnd() or ssthresh at once.
+            self.pipe = self.prr.prior_cwnd;
+            s.cwnd = self.floor;
+        }
     }
 
     fn enter_recovery<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
@@ -203,6 +264,15 @@ impl Recovery {
     pub fn on_rto<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
         self.high_seq = board.snd_nxt;
         board.mark_all_lost();
+        if self.is_ns2_linux() {
+            // ns-2's `enter_loss` asks the module for ssthresh in every state
+            // (Linux, and hooks::enter_loss, only from Open or Disorder);
+            // `timeout` drops the pipe target.
+            if !matches!(s.ca_state, CaState::Open | CaState::Disorder) {
+                s.ssthresh = cc.ssthresh(s);
+            }
+            self.pipe = 0;
+        }
         hooks::enter_loss(cc, s);
     }
 
@@ -222,7 +292,7 @@ impl Recovery {
     pub fn reduce_once<C: CongestionOps>(&mut self, board: &Scoreboard, cc: &mut C, s: &mut CcState) {
         self.init_cwnd_reduction(board, cc, s);
         hooks::set_state(cc, s, CaState::Cwr);
-        self.end_reduction(cc, s);
+        self.end_reduction(cc, s, board.packets_out());
         let state = if board.sacked_out + board.lost_out > 0 { CaState::Disorder } else { CaState::Open };
         hooks::set_state(cc, s, state);
     }
@@ -241,10 +311,35 @@ impl Recovery {
     /// A segment went out (PRR counts those sent during a reduction, prr_out:
     /// Linux `tcp_write_xmit` and `tcp_xmit_retransmit_queue` count them while
     /// `tcp_in_cwnd_reduction`, CWR included).
-    pub fn on_send(&mut self, state: CaState) {
+    /// `in_flight`: after the segment (ns-2's `send_much` lowers its pipe
+    /// target then, unless the send came from the delayed-send timer).
+    pub fn on_send(&mut self, state: CaState, in_flight: u64) {
         if matches!(state, CaState::Recovery | CaState::Cwr) {
             self.prr.out += 1;
         }
+        if self.reduction == (Reduction::Ns2Linux { delayed_send: false }) {
+            self.pipe = self.pipe.min(in_flight.saturating_sub(1).max(1) as u32);
+        }
+    }
+
+    /// Whether congestion avoidance may run on an ACK that found the flow in
+    /// `prior`: ns-2's `recv` calls `cong_avoid` before `tcp_fastretrans_alert`
+    /// and not in Recovery (`tcp_may_raise_cwnd`), so not on the ACK that ends
+    /// one. The other rules leave that to the state after the ACK.
+    pub fn may_raise_cwnd_after(&self, prior: CaState) -> bool {
+        !(self.is_ns2_linux() && prior == CaState::Recovery)
+    }
+
+    /// ns-2's `send_much` starts from pipe = min(pipe, in flight + 1); 0 (no
+    /// pipe target) at every other rule.
+    pub fn clamp_pipe(&mut self, in_flight: u64) {
+        self.pipe = self.pipe.min(u32::try_from(in_flight + 1).unwrap_or(u32::MAX));
+    }
+
+    /// What the sender may have in flight: cwnd, or ns-2 TCP-Linux's pipe
+    /// target while it is above cwnd (`max(win, next_pkts_in_flight_)`).
+    pub fn send_window(&self, cwnd: u32) -> u64 {
+        cwnd.max(self.pipe) as u64
     }
 
     /// The window step of an ACK during a reduction, by the stack's rule.
@@ -258,6 +353,8 @@ impl Recovery {
             }
             Reduction::RateHalving | Reduction::RateHalving24 => s.cwnd = rate_halving(s.cwnd, &mut s.cwnd_cnt, self.floor, in_flight, delivered > 0),
             Reduction::Halve => s.cwnd = s.ssthresh,
+            // cwnd was set at the entry; the pipe target does the rest (send).
+            Reduction::Ns2Linux { .. } => {}
         }
     }
 }
@@ -357,7 +454,7 @@ mod tests {
                 r.prr(&mut s, 100, false, 1, 0);
             }
             let during = s.cwnd;
-            r.end_reduction(&mut cc, &mut s);
+            r.end_reduction(&mut cc, &mut s, 0);
             (s.ssthresh, during, s.cwnd)
         }
         assert_eq!(halve(crate::cc::Scalable::default(), Reduction::RateHalving), (14, 7, 7));

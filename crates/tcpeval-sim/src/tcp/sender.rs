@@ -302,8 +302,9 @@ impl Sender {
         rs.rtt = rtt;
         self.last_rate_sample = rs;
         let (recovery, window, in_flight) = (&mut self.recovery, &self.window, self.board.in_flight());
+        let raise = acked > 0 && recovery.may_raise_cwnd_after(prior_state);
         let prr = |s: &mut CcState| recovery.prr(s, in_flight, acked > 0, delivered, newly_lost);
-        hooks::cong_control(&mut self.cc, &mut self.s, &rs, acked > 0, prr, |s| window.cwnd_limited(s));
+        hooks::cong_control(&mut self.cc, &mut self.s, &rs, raise, prr, |s| window.cwnd_limited(s));
         if self.tlp.is_some() {
             self.set_xmit_timer_after_ack(acked, reo_armed, now);
         } else {
@@ -441,7 +442,8 @@ impl Sender {
     pub fn send(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.nic_blocked = false;
         let (prior_out, prior_nxt, sent_before) = (self.packets_out(), self.snd_nxt(), self.counters.segments_sent);
-        while self.in_flight() < self.s.cwnd as u64 && !self.pacing_wait(now) {
+        self.recovery.clamp_pipe(self.in_flight());
+        while self.in_flight() < self.recovery.send_window(self.s.cwnd) && !self.pacing_wait(now) {
             if self.nic_room == Some(0) {
                 self.nic_blocked = true;
                 self.local_congestion();
@@ -519,7 +521,7 @@ impl Sender {
         self.s.last_send_time = now;
         self.counters.segments_sent += 1;
         self.counters.bytes_sent += payload as u64;
-        self.recovery.on_send(self.s.ca_state);
+        self.recovery.on_send(self.s.ca_state, self.in_flight());
     }
 
     fn retransmit(&mut self, seq: u64, now: Time, out: &mut Vec<Packet>) {
@@ -856,6 +858,57 @@ mod tests {
         assert_eq!(s.state(), CaState::Open);
         assert_eq!((s.s.ssthresh, s.s.cwnd), (5, 6));
         s.check_invariants().unwrap();
+    }
+
+    /// Reno at cwnd 20 loses segment 0; each ACK SACKs one more of 1..=11,
+    /// then one ACK covers all sent before the loss (22). Returns the packets
+    /// sent on each ACK from the third (recovery), cwnd during recovery, and
+    /// cwnd and the packets sent after the exit.
+    fn recovery_trajectory(stack: crate::stack::Stack, overhead_ns: u64) -> (Vec<usize>, u32, u32, usize) {
+        let (cc, mut profile) = stack.build("reno", &serde_json::Map::new()).unwrap();
+        profile.reduction = profile.reduction.with_send_overhead(overhead_ns);
+        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: u64::MAX, sack: true, initial_cwnd: 20 };
+        let mut s = Sender::new(cfg, cc).with_stack(&profile);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        s.s.ssthresh = 10; // past slow start: no growth before the loss
+        let mut sent = vec![];
+        for k in 1..=11 {
+            out.clear();
+            s.on_ack(&ack(0, &[(1, 1 + k)], 0), (50 + k) * MS, &mut out);
+            if k >= 3 {
+                sent.push(out.len());
+            }
+        }
+        assert_eq!((s.state(), s.s.ssthresh), (CaState::Recovery, 10));
+        let during = s.s.cwnd;
+        out.clear();
+        s.on_ack(&ack(22, &[], 0), 100 * MS, &mut out);
+        assert_eq!(s.state(), CaState::Open);
+        s.check_invariants().unwrap();
+        (sent, during, s.s.cwnd, out.len())
+    }
+
+    /// Hand-computed: Linux 2.6.22 rate-halves (`tcp_cwnd_down`): cwnd 19 at the
+    /// entry (in flight 18 + 1), one packet off every second ACK, 15 by the
+    /// eleventh; one packet sent per two ACKs; the exit leaves min(15,
+    /// ssthresh 10) = 10, then congestion avoidance on the same ACK slow-starts
+    /// (2.6.22's Reno does while cwnd <= ssthresh) to 11, and in flight 4 (22
+    /// to 26 sent) lets 7 out.
+    /// ns-2 TCP-Linux without overhead sends the same pattern from its pipe
+    /// target (20, then min(pipe, in flight + 1) per ACK and min(pipe, in
+    /// flight - 1) per packet: 19, 18, 18, 17, ...) while cwnd is Reno's
+    /// `min_cwnd` 5 at once; the exit gives min(ssthresh 10, packets out 4 + 3)
+    /// = 7, and no cong_avoid on that ACK, so 3 out. With overhead the pipe
+    /// stays 19: a packet on every ACK, and the exit finds 8 out, so cwnd 10
+    /// and 2 out.
+    #[test]
+    fn ns2_linux_recovery_follows_tcp_linux_cc_not_rate_halving() {
+        use crate::stack::Stack;
+        let halving = vec![1, 0, 1, 0, 1, 0, 1, 0, 1];
+        assert_eq!(recovery_trajectory(Stack::Linux2622, 0), (halving.clone(), 15, 11, 7));
+        assert_eq!(recovery_trajectory(Stack::Ns2Linux, 0), (halving, 5, 7, 3));
+        assert_eq!(recovery_trajectory(Stack::Ns2Linux, 60_000), (vec![1; 9], 5, 10, 2));
     }
 
     #[test]
