@@ -57,6 +57,37 @@ def test_scenarios_the_kernel_cannot_run_are_refused(data, needle):
     assert needle in testbed.refuse_reason(engine(data), caps())
 
 
+@pytest.mark.parametrize("queue,probe,option,needle", [
+    ("codel", False, "not set",
+     "network.queue: this kernel has no codel qdisc (CONFIG_NET_SCH_CODEL is not set)"),
+    ("fq_codel", False, "m", "no fq_codel qdisc (CONFIG_NET_SCH_FQ_CODEL=m, but the module"),
+    ("pie", False, None, "no pie qdisc (CONFIG_NET_SCH_PIE unknown: no /proc/config.gz)"),
+    ("pie", True, "y", "network.queue: pie is not implemented on the testbed (only droptail)"),
+    ("step", None, None, "network.queue: 'step' has no Linux qdisc of its own"),
+])
+def test_an_aqm_queue_is_refused_naming_what_the_kernel_lacks(queue, probe, option, needle):
+    kind = {"step": "red"}.get(queue, queue)
+    options = None if option is None else {testbed.AQM_QDISCS[kind][1]: option}
+    net = {"queue": queue, **({"step": {"threshold": "12pkt"}} if queue == "step" else {})}
+    reason = testbed.refuse_reason(engine({"network": net}),
+                                   caps(qdiscs={kind: probe}, qdisc_options=options))
+    assert needle in reason and reason.endswith("use droptail or --backend sim")
+
+
+@needs_root
+def test_the_qdisc_probe_agrees_with_the_kernel_options():
+    caps = testbed.check()
+    if caps["qdisc_options"] is None:
+        pytest.skip("no /proc/config.gz")
+    for kind, option in testbed.AQM_QDISCS.values():
+        # A qdisc the kernel was built without cannot be set up (no modules
+        # either way); a built-in one can.
+        if caps["qdisc_options"][option] == "not set":
+            assert caps["qdiscs"][kind] is False, kind
+        if caps["qdisc_options"][option] == "y":
+            assert caps["qdiscs"][kind] is True, kind
+
+
 def test_emulated_delay_without_the_delay_line_binary_is_refused():
     reason = testbed.refuse_reason(engine({}), caps(delay_line=None))
     assert "tcpeval-delayline" in reason and "make setup" in reason

@@ -35,7 +35,12 @@ from .shell import TestbedError
 __all__ = ["TestbedError", "TestbedUnavailable", "check", "cleanup", "refuse_reason",
            "run_engine_config"]
 
-PROBE_QDISCS = ("tbf", "htb", "pfifo", "bfifo", "netem", "fq", "fq_codel", "red", "codel")
+PROBE_QDISCS = ("tbf", "htb", "pfifo", "bfifo", "netem", "fq", "fq_codel", "red", "codel", "pie")
+# The qdisc each AQM queue would need and the kernel option that builds it
+# (net/sched/Kconfig); a refusal names what this kernel lacks.
+AQM_QDISCS = {"red": ("red", "CONFIG_NET_SCH_RED"), "codel": ("codel", "CONFIG_NET_SCH_CODEL"),
+              "fq_codel": ("fq_codel", "CONFIG_NET_SCH_FQ_CODEL"),
+              "pie": ("pie", "CONFIG_NET_SCH_PIE")}
 # Measured envelope (reference/linux-testbed.md section 2a): aggregate rate the
 # user-space delay line keeps on time on 2 vCPUs, and the rate without delay.
 DELAY_LINE_MAX_BPS = 200e6
@@ -121,6 +126,9 @@ def check() -> dict:
         "congestion_controls": ccs,
         "algorithms": _algorithm_offers(),
         "qdiscs": qdiscs,
+        # "y", "m" or "not set" per AQM qdisc option; None without /proc/config.gz.
+        "qdisc_options": {opt: cfg.get(opt, "not set") for _, opt in AQM_QDISCS.values()}
+                         if cfg else None,
         "netem": None if qdiscs is None else qdiscs.get("netem", False),
         "nfqueue": nfqueue,
         "tun": Path("/dev/net/tun").exists(),
@@ -250,17 +258,38 @@ def _refuse_network(config: dict, caps: dict) -> str | None:
     hops = config["network"]["hops"]
     if len(hops) > 1:
         return "network.hops: the testbed is a dumbbell; use --backend sim for a parking lot"
-    net = hops[0]
-    qd = caps.get("qdiscs") or {}
-    if net.get("queue", "droptail") == "red":
-        if not qd.get("red"):
-            return "network.queue: the kernel has no red qdisc; use droptail or --backend sim"
-        return "network.queue: RED is not implemented on the testbed; use droptail"
-    if net.get("queue", "droptail") != "droptail":
-        return f"network.queue: only droptail runs on the testbed, not {net['queue']!r}"
+    queue = hops[0].get("queue", "droptail")
+    if queue != "droptail":
+        return _refuse_queue(queue, caps)
     if config.get("udp"):
         return "udp: UDP cross traffic is not available on the testbed yet"
     return None
+
+
+def _refuse_queue(queue: str, caps: dict) -> str:
+    """Only droptail (tbf's FIFO) runs on the testbed; for an AQM queue, say
+    whether this kernel has its qdisc and, if not, which option it lacks."""
+    if queue not in AQM_QDISCS:
+        return (f"network.queue: {queue!r} has no Linux qdisc of its own; "
+                "use droptail or --backend sim")
+    kind, option = AQM_QDISCS[queue]
+    if (caps.get("qdiscs") or {}).get(kind) is False:
+        return (f"network.queue: this kernel has no {kind} qdisc "
+                f"({_option_state(option, caps.get('qdisc_options'))}); "
+                "use droptail or --backend sim")
+    return (f"network.queue: {queue} is not implemented on the testbed (only droptail); "
+            "use droptail or --backend sim")
+
+
+def _option_state(option: str, options: dict | None) -> str:
+    value = (options or {}).get(option)
+    if value is None:
+        return f"{option} unknown: no /proc/config.gz"
+    if value == "m":
+        return f"{option}=m, but the module does not load"
+    if value == "y":
+        return f"{option}=y, yet tc refuses it"
+    return f"{option} is not set"
 
 
 def _refuse_envelope(config: dict, caps: dict) -> str | None:
