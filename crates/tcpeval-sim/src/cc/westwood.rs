@@ -1,9 +1,15 @@
 //! Westwood+ (Mascolo et al. 2001; Grieco & Mascolo 2004) as Linux ships it
-//! (`net/ipv4/tcp_westwood.c`). Reno's increase; a bandwidth estimate from the
-//! data acknowledged over windows of max(RTT, 50 ms), filtered twice with gain
-//! 1/8; and after a loss (at the end of recovery) cwnd = ssthresh =
+//! (`net/ipv4/tcp_westwood.c`, 2.6.22 to 6.x: the same integer arithmetic
+//! throughout). Reno's increase; a bandwidth estimate from the bytes
+//! acknowledged over windows of max(RTT, 50 ms), filtered twice with gain 1/8;
+//! and after a loss (at the end of recovery) cwnd = ssthresh =
 //! max(BWE x RTTmin / MSS, 2), so the window falls to what the path carried
 //! rather than to half. At a timeout ssthresh is set the same way and cwnd = 1.
+//!
+//! Units and arithmetic are Linux's: times in jiffies (tcpeval's HZ = 1000, as
+//! cc/htcp.rs), the estimate in bytes per jiffy, all `u32` with C's truncating
+//! division and wrapping, so the BPF program of the testbed
+//! (python/tcpeval/testbed/bpf/tcpeval_westwood.c) can agree step by step.
 
 use super::params::AlgorithmConfig;
 use super::reno::Reno;
@@ -17,9 +23,8 @@ use serde::{Deserialize, Serialize};
 pub const RTT_WINDOW_MIN: Time = 50 * MS;
 /// Linux `TCP_WESTWOOD_INIT_RTT` (20 s): the RTT assumed until a sample arrives.
 pub const INIT_RTT: Time = 20 * SEC;
-/// Linux `westwood_do_filter`: each stage keeps 7/8 of its value.
-const FILTER_KEEP: f64 = 7.0;
-const FILTER_DIV: f64 = 8.0;
+/// One jiffy: tcpeval's HZ is 1000 (cc/htcp.rs does the same).
+const JIFFY: Time = MS;
 
 /// Westwood+'s parameters (`params`).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -53,31 +58,51 @@ pub enum WestwoodVersion {
     Linux2622,
 }
 
+/// Linux's `struct westwood`, the fields tcpeval uses, in Linux's units.
 #[derive(Clone, Debug)]
 pub struct Westwood {
-    window_min: Time,
-    /// Bandwidth estimates in bytes per second (first and second filter stage).
-    bw_ns_est: f64,
-    bw_est: f64,
-    window_start: Time,
-    bytes_in_window: u64,
-    rtt: Time,
-    rtt_min: Time,
+    /// The shortest sampling window, jiffies.
+    window_min: u32,
+    /// Bandwidth estimates, bytes per jiffy (first and second filter stage).
+    bw_ns_est: u32,
+    bw_est: u32,
+    /// Where the sampling window began, jiffies (`rtt_win_sx`).
+    rtt_win_sx: u32,
+    /// Bytes acknowledged in this window (`bk`).
+    bk: u32,
+    /// The last RTT and the minimum, jiffies.
+    rtt: u32,
+    rtt_min: u32,
     reset_rtt_min: bool,
     reno: Reno,
     version: WestwoodVersion,
 }
 
+/// `tcp_jiffies32`: the clock in jiffies, wrapping at 2^32 as Linux's does.
+fn jiffies(t: Time) -> u32 {
+    (t / JIFFY) as u32
+}
+
+/// include/linux/jiffies.h `usecs_to_jiffies` at HZ = 1000: rounds up.
+fn usecs_to_jiffies(us: u64) -> u32 {
+    us.div_ceil(JIFFY / 1000) as u32
+}
+
+/// Linux `westwood_do_filter`: keep 7/8, in u32 (wrapping as C's).
+fn do_filter(a: u32, b: u32) -> u32 {
+    7u32.wrapping_mul(a).wrapping_add(b) >> 3
+}
+
 impl Westwood {
     pub fn new(cfg: &WestwoodConfig) -> Self {
         Westwood {
-            window_min: (cfg.rtt_window_min_s * SEC as f64) as Time,
-            bw_ns_est: 0.0,
-            bw_est: 0.0,
-            window_start: 0,
-            bytes_in_window: 0,
-            rtt: INIT_RTT,
-            rtt_min: INIT_RTT,
+            window_min: jiffies((cfg.rtt_window_min_s * SEC as f64) as Time),
+            bw_ns_est: 0,
+            bw_est: 0,
+            rtt_win_sx: 0,
+            bk: 0,
+            rtt: jiffies(INIT_RTT),
+            rtt_min: jiffies(INIT_RTT),
             reset_rtt_min: true,
             reno: Reno,
             version: WestwoodVersion::Current,
@@ -89,35 +114,48 @@ impl Westwood {
         self.version = version;
     }
 
-    /// The bandwidth estimate, bytes per second.
+    /// The bandwidth estimate, bytes per second (Linux keeps bytes per jiffy).
     pub fn bandwidth(&self) -> f64 {
-        self.bw_est
+        self.bw_est as f64 * (SEC / JIFFY) as f64
     }
 
     pub fn rtt_min(&self) -> Time {
-        self.rtt_min
+        self.rtt_min as Time * JIFFY
     }
 
-    /// Linux `tcp_westwood_bw_rttmin`: the window the path carried, in packets.
+    /// Linux `tcp_westwood_bw_rttmin`: the window the path carried, in packets
+    /// (bytes per jiffy x jiffies, a u32 product as in C).
     pub fn bw_rtt_min(&self, mss: u32) -> u32 {
-        ((self.bw_est * self.rtt_min as f64 / 1e9 / mss as f64) as u32).max(2)
+        (self.bw_est.wrapping_mul(self.rtt_min) / mss).max(2)
     }
 
-    fn filter(&mut self, elapsed: Time) {
-        let sample = self.bytes_in_window as f64 * 1e9 / elapsed as f64;
-        if self.bw_ns_est == 0.0 && self.bw_est == 0.0 {
+    /// Linux `westwood_filter`: the first sample fills both stages.
+    fn filter(&mut self, delta: u32) {
+        let sample = self.bk / delta;
+        if self.bw_ns_est == 0 && self.bw_est == 0 {
             self.bw_ns_est = sample;
             self.bw_est = sample;
         } else {
-            self.bw_ns_est = (FILTER_KEEP * self.bw_ns_est + sample) / FILTER_DIV;
-            self.bw_est = (FILTER_KEEP * self.bw_est + self.bw_ns_est) / FILTER_DIV;
+            self.bw_ns_est = do_filter(self.bw_ns_est, sample);
+            self.bw_est = do_filter(self.bw_est, self.bw_ns_est);
+        }
+    }
+
+    /// Linux `westwood_update_window`: close the window once max(RTT, 50 ms)
+    /// has passed (`delta` is an s32 compared as u32, as in C).
+    fn update_window(&mut self, now: u32) {
+        let delta = now.wrapping_sub(self.rtt_win_sx);
+        if self.rtt != 0 && delta > self.rtt.max(self.window_min) {
+            self.filter(delta);
+            self.bk = 0;
+            self.rtt_win_sx = now;
         }
     }
 }
 
 impl CongestionOps for Westwood {
     fn init(&mut self, s: &mut CcState) {
-        self.window_start = s.now;
+        self.rtt_win_sx = jiffies(s.now);
     }
 
     fn ssthresh(&mut self, s: &CcState) -> u32 {
@@ -129,31 +167,31 @@ impl CongestionOps for Westwood {
     }
 
     fn pkts_acked(&mut self, s: &mut CcState, sample: &AckSample) {
-        // Linux `tcp_westwood_ack` (the in_ack_event hook, which runs before
-        // pkts_acked): close the sampling window if max(RTT, 50 ms) has passed,
-        // count the data, update RTTmin, all with the previous ACK's RTT.
-        let elapsed = s.now.saturating_sub(self.window_start);
-        if elapsed > self.rtt.max(self.window_min) {
-            self.filter(elapsed);
-            self.bytes_in_window = 0;
-            self.window_start = s.now;
-        }
+        // Linux `tcp_westwood_ack` (the in_ack_event hook, which in 6.6 as
+        // released runs before pkts_acked): close the sampling window, count the
+        // data, update RTTmin, all with the previous ACK's RTT. (Commit "tcp:
+        // reorganize tcp_in_ack_event() and tcp_count_delivered()", net-next for
+        // 6.14, moved in_ack_event after tcp_clean_rtx_queue; not modelled.)
+        self.update_window(jiffies(s.now));
         // Delivered (acked or SACKed) data: Linux counts duplicate ACKs as one
         // MSS each and corrects later; counting delivered packets is the same.
-        self.bytes_in_window += sample.acked as u64 * s.mss as u64;
+        self.bk = self.bk.wrapping_add(sample.acked.wrapping_mul(s.mss));
         self.rtt_min = if self.reset_rtt_min { self.rtt } else { self.rtt_min.min(self.rtt) };
         self.reset_rtt_min = false;
         // Linux `tcp_westwood_pkts_acked`: remember this ACK's RTT sample
-        // (2.6.22: the smoothed RTT, once there is one, if packets were acked).
+        // (2.6.22: the smoothed RTT, `srtt >> 3` in jiffies, if packets were acked).
         match self.version {
             WestwoodVersion::Current => {
-                if let Some(rtt) = sample.rtt {
-                    self.rtt = rtt;
+                let rtt_us = sample.rtt.map_or(0, |rtt| rtt / 1000);
+                if rtt_us > 0 {
+                    self.rtt = usecs_to_jiffies(rtt_us);
                 }
             }
             WestwoodVersion::Linux2622 => {
                 if sample.acked > 0 && s.srtt > 0 {
-                    self.rtt = s.srtt;
+                    // 2.6.22's tcp_rtt_estimator counts a 0-jiffy sample as 1,
+                    // so its srtt >> 3 is at least one jiffy.
+                    self.rtt = jiffies(s.srtt).max(1);
                 }
             }
         }
@@ -191,15 +229,20 @@ mod tests {
     }
 
     #[test]
-    fn two_stage_filter_first_sample_fills_both() {
+    fn two_stage_filter_first_sample_fills_both_and_truncates() {
         let mut w = westwood();
-        w.bytes_in_window = 1000;
-        w.filter(SEC); // 1000 B/s: both stages take it
-        assert_eq!((w.bw_ns_est, w.bw_est), (1000.0, 1000.0));
-        w.bytes_in_window = 2000;
-        w.filter(SEC);
-        // bw_ns = (7 * 1000 + 2000) / 8 = 1125; bw = (7 * 1000 + 1125) / 8 = 1015.625.
-        assert_eq!((w.bw_ns_est, w.bw_est), (1125.0, 1015.625));
+        w.bk = 8000;
+        w.filter(8); // 1000 B per jiffy: both stages take it
+        assert_eq!((w.bw_ns_est, w.bw_est), (1000, 1000));
+        w.bk = 16_000;
+        w.filter(8);
+        // bw_ns = (7 x 1000 + 2000) >> 3 = 1125; bw = (7 x 1000 + 1125) >> 3 =
+        // 8125 >> 3 = 1015 (1015.625 truncated, as Linux's u32).
+        assert_eq!((w.bw_ns_est, w.bw_est), (1125, 1015));
+        // A sample is whole bytes per jiffy: 999 B over 2 jiffies is 499.
+        w.bk = 999;
+        w.filter(2);
+        assert_eq!(w.bw_ns_est, (7 * 1125 + 499) >> 3);
     }
 
     #[test]
@@ -208,20 +251,37 @@ mod tests {
         w.init(&mut s);
         // RTT 20 ms: ACKs of 10 packets at 10 and 40 ms stay in the first window
         // (the first is judged against the initial 20 s RTT, the second against
-        // max(20, 50) ms); the ACK at 60 ms closes it: 2 x 14480 B / 60 ms.
+        // max(20, 50) ms); the ACK at 60 ms closes it: 2 x 14480 B / 60 jiffies
+        // = 482 B per jiffy (482.67 truncated).
         ack(&mut w, &mut s, 10 * MS, 10, 20 * MS);
         ack(&mut w, &mut s, 40 * MS, 10, 20 * MS);
         assert_eq!(w.bandwidth(), 0.0);
         ack(&mut w, &mut s, 60 * MS, 10, 20 * MS);
-        assert!((w.bandwidth() - 28_960.0 / 0.060).abs() < 1e-6, "{}", w.bandwidth());
+        assert_eq!(w.bw_est, 482);
+        assert_eq!(w.bandwidth(), 482_000.0);
         // Its own 10 packets open the next window; with RTT 100 ms that one
-        // closes only after 100 ms: not at 150 ms, at 161 ms.
+        // closes only after more than 100 jiffies: not at 150 ms, at 161 ms.
         ack(&mut w, &mut s, 100 * MS, 10, 100 * MS);
         ack(&mut w, &mut s, 150 * MS, 10, 100 * MS);
-        let first = w.bandwidth();
-        assert_eq!(first, 28_960.0 / 0.060);
+        assert_eq!(w.bw_est, 482);
         ack(&mut w, &mut s, 161 * MS, 10, 100 * MS);
-        assert!(w.bandwidth() != first);
+        // 3 x 14480 B over 101 jiffies = 430; bw_ns = (7 x 482 + 430) >> 3.
+        assert_eq!(w.bw_ns_est, (7 * 482 + 430) >> 3);
+    }
+
+    #[test]
+    fn rtt_samples_round_up_to_whole_jiffies() {
+        // usecs_to_jiffies rounds up: a 20.001 ms sample is 21 jiffies, and a
+        // sample under 1 us (0 us) is ignored as Linux's `rtt_us > 0` test does.
+        let (mut w, mut s) = (westwood(), CcState::new(10, 1448));
+        w.init(&mut s);
+        ack(&mut w, &mut s, MS, 1, 20_001_000);
+        assert_eq!(w.rtt, 21);
+        ack(&mut w, &mut s, 2 * MS, 1, 999);
+        assert_eq!(w.rtt, 21);
+        // RTTmin takes it from the next ACK on (the RTT of the ACK before).
+        ack(&mut w, &mut s, 3 * MS, 1, 30 * MS);
+        assert_eq!(w.rtt_min(), 21 * MS);
     }
 
     #[test]
@@ -288,7 +348,19 @@ mod tests {
     #[test]
     fn the_window_has_a_floor_of_two() {
         let mut w = westwood();
-        w.bw_est = 1.0; // a byte per second
+        w.bw_est = 1; // a byte per jiffy
+        w.rtt_min = 100;
+        assert_eq!(w.bw_rtt_min(1448), 2);
+    }
+
+    #[test]
+    fn bw_rtt_min_is_bytes_per_jiffy_times_jiffies_over_mss() {
+        // 100 Mbit/s is 12500 B per jiffy; x 50 jiffies / 1448 B = 431.6 -> 431.
+        let mut w = westwood();
+        (w.bw_est, w.rtt_min) = (12_500, 50);
+        assert_eq!(w.bw_rtt_min(1448), 431);
+        // The product is a u32 in Linux: 2^31 x 2 wraps to 0, then the floor of 2.
+        (w.bw_est, w.rtt_min) = (1 << 31, 2);
         assert_eq!(w.bw_rtt_min(1448), 2);
     }
 
@@ -297,7 +369,7 @@ mod tests {
         assert!(matches!(crate::cc::Cc::from_config("westwoodplus", &Map::new()), Ok(crate::cc::Cc::Westwood(_))));
         let mut p = Map::new();
         p.insert("rtt_window_min_s".into(), 0.1.into());
-        assert_eq!(crate::cc::params::parse_map(&p).map(|c| Westwood::new(&c)).unwrap().window_min, 100 * MS);
+        assert_eq!(crate::cc::params::parse_map(&p).map(|c| Westwood::new(&c)).unwrap().window_min, 100);
         p.insert("beta".into(), 0.5.into());
         assert!(crate::cc::params::parse_map(&p).map(|c| Westwood::new(&c)).unwrap_err().contains("params.beta"));
     }
