@@ -117,6 +117,33 @@ def test_a_run_loads_the_bpf_algorithm_and_the_kernel_runs_it():
     assert "scalable" not in kernel_cc.available(), "left registered after the run"
 
 
+# The programs added after scalable's end-to-end test: one kernel run carries
+# them all, a flow each, so the check stays one short run.
+LATER = ["westwood"]
+
+
+def _why_not_later() -> str | None:
+    for name in LATER:
+        if kernel_cc.bpf_problem(name):
+            return f"BPF {name} cannot be loaded here: {kernel_cc.bpf_problem(name)}"
+        if name in kernel_cc.available():
+            return f"{name} is registered already (a concurrent run)"
+    return testbed.refuse_reason(engine({"flows": [{"cc": n} for n in LATER],
+                                         "network": {"rtt": "0ms"}, "run": {"backend": "testbed"}}))
+
+
+@pytest.mark.skipif(_why_not_later() is not None, reason=str(_why_not_later()))
+def test_one_run_loads_each_later_bpf_algorithm_and_the_kernel_runs_it():
+    config = engine({"network": {"bottleneck": "50Mbps", "rtt": "0ms", "buffer": "100pkt"},
+                     "flows": [{"cc": n} for n in LATER],
+                     "run": {"duration": "1s", "interval": "0.5s", "backend": "testbed"}})
+    raw = testbed.run_engine_config(config)
+    assert [f["kernel_cc"] for f in raw["flows"]] == LATER  # getsockopt on each sender
+    for flow in raw["flows"]:
+        assert flow["bytes_delivered"] > 100_000, flow["kernel_cc"]
+    assert not set(LATER) & set(kernel_cc.available()), "left registered after the run"
+
+
 @needs_bpf
 def test_cleanup_unregisters_what_a_killed_run_left():
     map_id = kernel_cc.register("scalable")

@@ -14,7 +14,7 @@ use tcpeval_sim::cc::harness::Harness;
 use tcpeval_sim::stack::DEFAULT_STACK;
 
 /// The algorithms with a BPF program, by the simulator's name.
-const ALGORITHMS: &[&str] = &["scalable", "highspeed", "bic", "htcp", "vegas", "illinois", "yeah"];
+const ALGORITHMS: &[&str] = &["scalable", "highspeed", "bic", "htcp", "vegas", "illinois", "yeah", "westwood"];
 
 #[derive(Clone, Copy, Debug)]
 enum Step {
@@ -229,6 +229,24 @@ fn each_bpf_algorithm_follows_the_simulator_through_a_life() {
         let mut no_loss = vec![Action::Ssthresh(500)];
         no_loss.extend([Action::Round { pairs: false }; 6]);
         agree(alg, 600, &no_loss).unwrap();
+    }
+}
+
+#[test]
+fn westwood_follows_the_simulator_with_rtts_between_whole_jiffies() {
+    // Westwood+ counts in 1 ms jiffies and rounds RTT samples up: RTTs off the
+    // millisecond grid, and sampling windows that close a fraction of a jiffy
+    // apart, must give the same windows on both sides.
+    let mut a = vec![Action::Rtt(20_400_000)];
+    a.extend([Action::Round { pairs: false }; 5]);
+    a.push(Action::Lose);
+    for us in [60_700, 49_999, 50_001, 120_300, 80_900] {
+        a.push(Action::Rtt(us * 1000));
+        a.extend([Action::Round { pairs: true }, Action::Round { pairs: false }, Action::Lose]);
+    }
+    a.extend([Action::Timeout, Action::Round { pairs: false }, Action::Round { pairs: true }, Action::Lose]);
+    for cwnd in [10, 300] {
+        agree("westwood", cwnd, &a).unwrap();
     }
 }
 

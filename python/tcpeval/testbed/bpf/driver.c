@@ -37,6 +37,7 @@ static void init(__u32 cwnd)
 	tp.snd_cwnd = cwnd;
 	tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
 	tp.snd_cwnd_clamp = ~0U;
+	tp.mss_cache = 1448; /* the cc harness's MSS */
 	tp.srtt_us = (__u32)(rtt / 1000) << 3;
 	tp.is_cwnd_limited = 1;
 	tp.max_packets_out = ~0U >> 1;
@@ -51,6 +52,7 @@ static void ack(__u32 n)
 	tp.tcp_mstamp = now / 1000;
 	tp.shim_now_ns = now;
 	tp.snd_una += n;
+	tp.delivered += n;
 	if (n && tcpe_user_ops.pkts_acked)
 		tcpe_user_ops.pkts_acked(sk, &sample);
 	if (tp.inet_conn.icsk_ca_state == TCP_CA_Loss && (__s32)(tp.snd_una - high_seq) >= 0)

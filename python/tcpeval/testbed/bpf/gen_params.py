@@ -17,7 +17,8 @@ import sys
 # the engine rounds it (BIC rounds, Illinois truncates: IllinoisConfig's
 # fixed_point). The scales are the kernel modules' fixed points: BIC's beta in
 # 1/1024 (net/ipv4/tcp_bic.c BICTCP_BETA_SCALE), Illinois's alpha in 1/128 and
-# beta in 1/64 (tcp_illinois.c ALPHA_SHIFT, BETA_SHIFT), flags as 0/1.
+# beta in 1/64 (tcp_illinois.c ALPHA_SHIFT, BETA_SHIFT), flags as 0/1; seconds
+# in jiffies of 1 ms (the simulator's HZ = 1000: Westwood's window).
 WANTED = (
     ("scalable", "ai_cnt", "SCALABLE_AI_CNT", 1),
     ("scalable", "md_scale", "SCALABLE_MD_SCALE", 1),
@@ -31,6 +32,7 @@ WANTED = (
     ("vegas", "alpha", "VEGAS_ALPHA", 1),
     ("vegas", "beta", "VEGAS_BETA", 1),
     ("vegas", "gamma", "VEGAS_GAMMA", 1),
+    ("westwood", "rtt_window_min_s", "WESTWOOD_RTT_WINDOW_MIN", 1000),
     ("illinois", "alpha_min", "ILLINOIS_ALPHA_MIN", 128),
     ("illinois", "alpha_max", "ILLINOIS_ALPHA_MAX", 128),
     ("illinois", "beta_min", "ILLINOIS_BETA_MIN", 64),

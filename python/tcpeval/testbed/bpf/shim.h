@@ -34,6 +34,8 @@ struct tcp_sock {
 	__u32 prior_cwnd;
 	__u32 snd_una;
 	__u32 snd_nxt;
+	__u32 mss_cache;
+	__u32 delivered; /* packets acked or SACKed, ever */
 	__u32 srtt_us; /* << 3, as the kernel keeps it */
 	__u32 max_packets_out;
 	__u8 is_cwnd_limited;
