@@ -11,6 +11,11 @@ PYTHONPATH DIR (e.g. an older python/ exported with `git archive`, the engine
 against it), alternating the two `--rounds` times, and prints per command the
 median of the rounds' medians and each round's median.
 
+The short run's wall time is also given less its run-queue wait (the time its
+main thread was runnable but waited for a core, from /proc/PID/schedstat on
+Linux): on a loaded machine, what the run takes with a core of its own.
+`--table` times the short run printing its table, as at a shell.
+
 Python's bytecode is cached as in an installed package (a temporary
 PYTHONPYCACHEPREFIX, one warm-up run first), even where the environment sets
 PYTHONDONTWRITEBYTECODE: compiling tcpeval's modules from source costs every
@@ -37,6 +42,7 @@ SHORT_RUN = ["run", str(ROOT / "examples" / "reno_single.toml"), "--set", 'run.d
 COMMANDS = {"tcpeval --help": ["--help"], "tcpeval run --help": ["run", "--help"],
             "tcpeval study list": ["study", "list"]}
 SHORT = "short run (10 s, 100 Mbit/s)"
+OWN_CORE = "short run less run-queue wait"
 
 
 class Tcpeval:
@@ -61,29 +67,59 @@ class Tcpeval:
         """Wall and CPU time (user + system) of one `tcpeval` process, and its
         standard output. On a loaded machine the CPU time is nearer what the
         process takes on an idle one: the wall time includes waiting for a core."""
+        wall, cpu, _, stdout = self.timed_waits(args)
+        return wall, cpu, stdout
+
+    def timed_waits(self, args: list[str]) -> tuple[float, float, float | None, str]:
+        """As timed_cpu, with the time the process's main thread waited for a core
+        (runnable, not running): its run-queue delay, the second field of
+        /proc/PID/schedstat (Linux; Documentation/scheduler/sched-stats.rst), read
+        once it has exited and before it is reaped; None where there is none."""
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        done = subprocess.run([*self.argv, *args], capture_output=True, text=True, env=self.env)
-        wall = time.perf_counter() - t0
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            proc = subprocess.Popen([*self.argv, *args], stdout=out, stderr=err, text=True,
+                                    env=self.env)
+            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+            wall = time.perf_counter() - t0
+            waited = _run_queue_delay(proc.pid)
+            proc.wait()
+            out.seek(0)
+            err.seek(0)
+            stdout, stderr = out.read(), err.read()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if done.returncode:
-            sys.exit(f"tcpeval {' '.join(args)}: exit {done.returncode}\n{done.stderr}")
+        if proc.returncode:
+            sys.exit(f"tcpeval {' '.join(args)}: exit {proc.returncode}\n{stderr}")
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        return wall, cpu, done.stdout
+        return wall, cpu, waited, stdout
 
 
-def measure(tcpeval: Tcpeval, n: int, tmp: Path) -> dict[str, float]:
+def _run_queue_delay(pid: int) -> float | None:
+    """Seconds the process's main thread spent runnable but waiting for a core."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def measure(tcpeval: Tcpeval, n: int, tmp: Path, table: bool = False) -> dict[str, float]:
     """Median of n runs of each command, and of the short run's wall and
-    simulation times (the engine's, as the run reports it)."""
+    simulation times (the engine's, as the run reports it); with `table` the
+    short run prints its table, as at a shell, instead of --json."""
     medians = {name: statistics.median(tcpeval.timed(args)[0] for _ in range(n))
                for name, args in COMMANDS.items()}
+    short = [a for a in SHORT_RUN if not (table and a == "--json")]
     runs = []
     for _ in range(n):
-        wall, cpu, stdout = tcpeval.timed_cpu([*SHORT_RUN, "--out", str(tmp / "run"), "--force"])
-        runs.append((wall, cpu, json.loads(stdout)["sim"]["wall_s"]))
-    medians[SHORT] = statistics.median(w for w, _, _ in runs)
-    medians["short run CPU time"] = statistics.median(c for _, c, _ in runs)
-    medians["simulation"] = statistics.median(s for _, _, s in runs)
+        wall, cpu, waited, _ = tcpeval.timed_waits([*short, "--out", str(tmp / "run"), "--force"])
+        sim = json.loads((tmp / "run" / "summary.json").read_text())["sim"]["wall_s"]
+        runs.append((wall, cpu, waited, sim))
+    medians[SHORT] = statistics.median(r[0] for r in runs)
+    medians["short run CPU time"] = statistics.median(r[1] for r in runs)
+    if all(r[2] is not None for r in runs):
+        # The wall time less the waits for a core: what it takes with a core of its own.
+        medians[OWN_CORE] = statistics.median(r[0] - r[2] for r in runs)
+    medians["simulation"] = statistics.median(r[3] for r in runs)
     return medians
 
 
@@ -93,6 +129,8 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="DIR", help="PYTHONPATH of a tcpeval to compare")
     parser.add_argument("--pythonpath", metavar="DIR", help="PYTHONPATH of the tcpeval to time")
     parser.add_argument("--rounds", type=int, default=1, help="alternated rounds (--baseline)")
+    parser.add_argument("--table", action="store_true",
+                        help="the short run prints its table (as at a shell), not --json")
     args = parser.parse_args()
     if args.runs < 1 or args.rounds < 1:
         parser.error("--runs and --rounds: need at least 1")
@@ -106,7 +144,7 @@ def main() -> None:
         rounds: dict[str, list[dict[str, float]]] = {v: [] for v in versions}
         for _ in range(args.rounds):
             for version, tcpeval in versions.items():
-                rounds[version].append(measure(tcpeval, args.runs, Path(tmp)))
+                rounds[version].append(measure(tcpeval, args.runs, Path(tmp), args.table))
     print(f"start-up, median of {args.runs} runs (s)"
           + (f", {args.rounds} alternated rounds" if args.rounds > 1 else ""))
     for version, results in rounds.items():
@@ -116,9 +154,12 @@ def main() -> None:
             values = [r[name] for r in results]
             each = f"  ({', '.join(f'{v:.3f}' for v in values)})" if len(values) > 1 else ""
             print(f"  {name:<30} {statistics.median(values):7.3f}{each}")
-        wall = statistics.median(r[SHORT] for r in results)
         sim = statistics.median(r["simulation"] for r in results)
-        print(f"  {'short run outside simulation':<30} {wall - sim:7.3f}")
+        for name, label in ((SHORT, "short run outside simulation"),
+                            (OWN_CORE, "  the same, less the wait")):
+            if name in results[0]:
+                wall = statistics.median(r[name] for r in results)
+                print(f"  {label:<30} {wall - sim:7.3f}")
 
 
 if __name__ == "__main__":
