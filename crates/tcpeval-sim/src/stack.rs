@@ -293,6 +293,8 @@ impl Stack {
             Cc::Yeah(y) if matches!(era, Stack::Linux2622 | Stack::Linux316) => y.set_version(YeahVersion::Linux2622),
             // ns-2's own HighSpeed computes RFC 3649's formulas (tcp/tcp.cc).
             Cc::HighSpeed(h) if era == Stack::Ns2 => h.set_version(cc::highspeed::HighSpeedVersion::Ns2),
+            // 2.6.22: the 2006 Linux module ns-2.35 ships (tcp/linux/src/tcp_compound.c).
+            Cc::Compound(c) if era == Stack::Linux2622 => c.set_version(cc::compound::CompoundVersion::Linux2622),
             _ => {}
         }
     }
