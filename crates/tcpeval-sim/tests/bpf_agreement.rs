@@ -11,10 +11,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use tcpeval_sim::cc::harness::Harness;
+use tcpeval_sim::cc::AckSample;
 use tcpeval_sim::stack::DEFAULT_STACK;
 
 /// The algorithms with a BPF program, by the simulator's name.
-const ALGORITHMS: &[&str] = &["scalable", "highspeed", "bic", "htcp", "vegas", "illinois", "yeah", "westwood"];
+const ALGORITHMS: &[&str] = &["scalable", "highspeed", "bic", "htcp", "vegas", "illinois", "yeah", "westwood", "lp"];
+/// The reverse path's delay in the timestamped lives (their forward delay varies).
+const REVERSE: u64 = 25_000_000;
 
 #[derive(Clone, Copy, Debug)]
 enum Step {
@@ -22,6 +25,9 @@ enum Step {
     Rtt(u64),
     Advance(u64),
     SndNxt(u64),
+    /// The next ACKs' TSval (ns) and that they echo a timestamp.
+    Tsval(u64),
+    Tsecr,
     Ack(u32),
     Lose,
     Timeout,
@@ -34,6 +40,8 @@ impl Step {
             Step::Rtt(v) => format!("rtt {v}"),
             Step::Advance(v) => format!("advance {v}"),
             Step::SndNxt(v) => format!("snd_nxt {v}"),
+            Step::Tsval(v) => format!("tsval {v}"),
+            Step::Tsecr => "tsecr 0".into(),
             Step::Ack(v) => format!("ack {v}"),
             Step::Lose => "lose".into(),
             Step::Timeout => "timeout".into(),
@@ -51,6 +59,13 @@ enum Action {
     Ssthresh(u32),
     /// The RTT of the ACKs from now on (ns): queueing for the delay-based algorithms.
     Rtt(u64),
+    /// A round of timestamped ACKs (for TCP-LP's one-way delay): each ACK
+    /// arrives `Forward` + REVERSE after the newest segment it acknowledges
+    /// was sent, its RTT sample is that interval, its TSval the segment's
+    /// arrival at the receiver; the window is refilled after every ACK.
+    StampedRound { pairs: bool },
+    /// The forward delay of the timestamped rounds from now on (ns).
+    Forward(u64),
 }
 
 fn bpf_dir() -> PathBuf {
@@ -115,12 +130,21 @@ fn drivers() -> Option<&'static PathBuf> {
 fn simulate(alg: &str, cwnd: u32, actions: &[Action]) -> (Vec<Step>, Vec<(u32, u32)>) {
     let mut h = Harness::for_stack(DEFAULT_STACK, alg, cwnd);
     let (mut steps, mut states) = (vec![], vec![]);
+    let (mut tsval, mut tsecr) = (0, false);
+    // Timestamped rounds: the send time of each segment in flight, and the forward delay.
+    let (mut sent, mut forward) = (std::collections::VecDeque::<u64>::new(), REVERSE);
     let mut take = |h: &mut Harness<_>, step: Step| {
         match step {
             Step::Ssthresh(v) => h.s.ssthresh = v,
             Step::Rtt(v) => h.rtt = v,
             Step::Advance(v) => h.advance(v),
             Step::SndNxt(v) => h.s.snd_nxt = v,
+            Step::Tsval(v) => tsval = v,
+            Step::Tsecr => tsecr = true,
+            Step::Ack(n) if tsecr => {
+                let sample = AckSample { acked: n, rtt: Some(h.rtt), in_flight: h.s.cwnd, rcv_tsval: tsval, rcv_tsecr: Some(0) };
+                h.ack_sample(&sample);
+            }
             Step::Ack(n) => h.ack(n),
             Step::Lose => {
                 h.lose();
@@ -150,9 +174,39 @@ fn simulate(alg: &str, cwnd: u32, actions: &[Action]) -> (Vec<Step>, Vec<(u32, u
             Action::Timeout => take(&mut h, Step::Timeout),
             Action::Ssthresh(v) => take(&mut h, Step::Ssthresh(v)),
             Action::Rtt(v) => take(&mut h, Step::Rtt(v)),
+            Action::Forward(v) => forward = v,
+            Action::StampedRound { pairs } => {
+                let per_ack: usize = if pairs { 2 } else { 1 };
+                for _ in 0..(h.s.cwnd as usize).div_ceil(per_ack) {
+                    refill(&mut h, &mut sent, &mut take);
+                    let n = per_ack.min(sent.len());
+                    if n == 0 {
+                        break;
+                    }
+                    let newest = sent[n - 1];
+                    let arrival = (newest + forward + REVERSE).max(h.s.now);
+                    take(&mut h, Step::Rtt(arrival - newest));
+                    take(&mut h, Step::Tsval(newest + forward));
+                    take(&mut h, Step::Tsecr);
+                    let wait = arrival - h.s.now;
+                    take(&mut h, Step::Advance(wait));
+                    take(&mut h, Step::Ack(n as u32));
+                    sent.drain(..n);
+                }
+            }
         }
     }
     (steps, states)
+}
+
+/// The sender after an ACK: send what the window allows now (the time LP's
+/// send log reads), and tell the driver the new snd_nxt.
+fn refill(h: &mut Harness<tcpeval_sim::cc::Cc>, sent: &mut std::collections::VecDeque<u64>, take: &mut impl FnMut(&mut Harness<tcpeval_sim::cc::Cc>, Step)) {
+    if sent.len() < h.s.cwnd as usize {
+        sent.resize(h.s.cwnd as usize, h.s.now);
+        h.s.last_send_time = h.s.now;
+        take(h, Step::SndNxt(h.s.snd_una + sent.len() as u64));
+    }
 }
 
 fn run_driver(dir: &Path, alg: &str, cwnd: u32, steps: &[Step]) -> Vec<(u32, u32)> {
@@ -247,6 +301,64 @@ fn westwood_follows_the_simulator_with_rtts_between_whole_jiffies() {
     a.extend([Action::Timeout, Action::Round { pairs: false }, Action::Round { pairs: true }, Action::Lose]);
     for cwnd in [10, 300] {
         agree("westwood", cwnd, &a).unwrap();
+    }
+}
+
+/// The algorithms that read the ACKs' timestamps (TCP-LP's one-way delay).
+const STAMPED: &[&str] = &["lp"];
+
+/// A steady path, a rise of the forward delay (an ECI: halve), a further rise
+/// inside the inference window (cwnd 1), recovery, a loss; delays off the ms grid.
+fn stamped_life() -> Vec<Action> {
+    let mut a = vec![Action::Forward(25_000_000)];
+    a.extend([Action::StampedRound { pairs: false }; 4]);
+    a.push(Action::Forward(26_337_000));
+    a.extend([Action::StampedRound { pairs: true }; 2]);
+    a.push(Action::Forward(41_000_000));
+    a.extend([Action::StampedRound { pairs: true }; 2]);
+    a.push(Action::Forward(25_000_000));
+    a.extend([Action::StampedRound { pairs: false }; 8]);
+    a.extend([Action::Forward(29_999_000), Action::StampedRound { pairs: true }]);
+    a.extend([Action::Lose, Action::StampedRound { pairs: false }, Action::StampedRound { pairs: true }]);
+    a
+}
+
+#[test]
+fn each_timestamp_algorithm_follows_the_simulator_through_a_stamped_life() {
+    for alg in STAMPED {
+        for cwnd in [10, 150] {
+            // The life really triggers early congestion indications: a collapse to 1.
+            let (_, states) = simulate(alg, cwnd, &stamped_life());
+            assert!(states.iter().any(|&(c, _)| c == 1), "{alg}: no collapse in the life");
+            let mut life = stamped_life();
+            // A timeout restores slow start: room for it above the small window.
+            life.extend([Action::Timeout, Action::Ssthresh(64)]);
+            life.extend([Action::StampedRound { pairs: false }; 8]);
+            agree(alg, cwnd, &life).unwrap();
+        }
+    }
+}
+
+fn stamped_action() -> impl Strategy<Value = Action> {
+    prop_oneof![
+        6 => any::<bool>().prop_map(|pairs| Action::StampedRound { pairs }),
+        3 => (10_000u64..80_000).prop_map(|us| Action::Forward(us * 1000)),
+        1 => Just(Action::Lose),
+        1 => Just(Action::Timeout),
+        1 => (2u32..1000).prop_map(Action::Ssthresh),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+    #[test]
+    fn each_timestamp_algorithm_follows_the_simulator_on_random_stamped_lives(
+        cwnd in 2u32..400,
+        actions in proptest::collection::vec(stamped_action(), 1..20),
+    ) {
+        for alg in STAMPED {
+            prop_assert!(agree(alg, cwnd, &actions).is_ok(), "{}", agree(alg, cwnd, &actions).unwrap_err());
+        }
     }
 }
 

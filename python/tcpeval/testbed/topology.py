@@ -173,9 +173,13 @@ def sysctl_commands(p: Plan) -> list[tuple[str, list[str]]]:
     mem = p.tcp_mem_max()
     router = ["sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
               "net.ipv4.conf.default.rp_filter=0"]
+    # tcp_timestamps=2: timestamps without the random per-connection offset
+    # (Documentation/networking/ip-sysctl.rst), so a TSval is the receiver's
+    # clock, the one every namespace shares, as the simulator's timestamps are:
+    # TCP-LP's one-way delay (bpf/tcpeval_lp.c) needs it.
     host = ["sysctl", "-q", "-w", f"net.ipv4.tcp_rmem=4096 131072 {mem}",
             f"net.ipv4.tcp_wmem=4096 16384 {mem}", "net.ipv4.tcp_no_metrics_save=1",
-            f"net.ipv4.tcp_sack={int(p.sack)}"]
+            f"net.ipv4.tcp_sack={int(p.sack)}", "net.ipv4.tcp_timestamps=2"]
     return [(p.rl, router), (p.rr, router)] + [(ns, host) for f in p.flows
                                                 for ns in (f.sender, f.sink)]
 

@@ -97,6 +97,13 @@ impl<C: CongestionOps> Harness<C> {
         self.deliver(&sample, &rs);
     }
 
+    /// One ACK given whole (its RTT and timestamps), for tests that time the
+    /// ACKs themselves (the BPF agreement test's one-way-delay lives).
+    pub fn ack_sample(&mut self, sample: &AckSample) {
+        let rs = RateSample { acked_sacked: sample.acked, prior_in_flight: sample.in_flight, rtt: sample.rtt, ..Default::default() };
+        self.deliver(sample, &rs);
+    }
+
     /// One ACK described by its rate sample (for algorithms with `cong_control`,
     /// which read it): `rs.acked_sacked` packets delivered, RTT `rs.rtt`.
     pub fn ack_rate(&mut self, rs: &RateSample) {

@@ -2,7 +2,9 @@
  * BPF source built against shim.h) driven by commands on stdin, the same
  * primitive steps as the simulator's cc harness (crates/tcpeval-sim/src/cc/
  * harness.rs): after each command it prints "cwnd ssthresh". Commands:
- *   init CWND | ssthresh N | advance NS | rtt NS | snd_nxt N | ack N | lose | timeout
+ *   init CWND | ssthresh N | advance NS | rtt NS | snd_nxt N | tsval NS | tsecr NS |
+ *   ack N | lose | timeout
+ * (tsval: the next ACKs' TSval, in the harness's ns; tsecr: they echo one.)
  * The kernel's order (net/ipv4/tcp_input.c): pkts_acked from tcp_clean_rtx_queue,
  * then tcp_cong_control's cong_avoid; a loss is tcp_init_cwnd_reduction, the
  * Recovery state, tcp_end_cwnd_reduction; a timeout is tcp_enter_loss. */
@@ -107,6 +109,10 @@ int main(void)
 			rtt = v;
 		else if (!strcmp(cmd, "snd_nxt"))
 			tp.snd_nxt = (__u32)v;
+		else if (!strcmp(cmd, "tsval"))
+			tp.shim_tsval_ns = v;
+		else if (!strcmp(cmd, "tsecr"))
+			tp.shim_has_tsecr = 1;
 		else if (!strcmp(cmd, "ack"))
 			ack((__u32)v);
 		else

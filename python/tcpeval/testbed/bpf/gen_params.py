@@ -18,7 +18,8 @@ import sys
 # fixed_point). The scales are the kernel modules' fixed points: BIC's beta in
 # 1/1024 (net/ipv4/tcp_bic.c BICTCP_BETA_SCALE), Illinois's alpha in 1/128 and
 # beta in 1/64 (tcp_illinois.c ALPHA_SHIFT, BETA_SHIFT), flags as 0/1; seconds
-# in jiffies of 1 ms (the simulator's HZ = 1000: Westwood's window).
+# in jiffies of 1 ms (the simulator's HZ = 1000: Westwood's window); TCP-LP's
+# delta in parts per million, as lp.rs keeps it (LpConfig::delta_ppm).
 WANTED = (
     ("scalable", "ai_cnt", "SCALABLE_AI_CNT", 1),
     ("scalable", "md_scale", "SCALABLE_MD_SCALE", 1),
@@ -33,6 +34,11 @@ WANTED = (
     ("vegas", "beta", "VEGAS_BETA", 1),
     ("vegas", "gamma", "VEGAS_GAMMA", 1),
     ("westwood", "rtt_window_min_s", "WESTWOOD_RTT_WINDOW_MIN", 1000),
+    ("lp", "delta", "LP_DELTA_PPM", 1_000_000),
+    ("lp", "inference_rtts", "LP_INFERENCE_RTTS", 1),
+    ("lp", "recenter", "LP_RECENTER", 1),
+    ("lp", "slow_start_after_eci", "LP_SLOW_START_AFTER_ECI", 1),
+    ("lp", "owd_filter", "LP_OWD_FILTER", 1),
     ("illinois", "alpha_min", "ILLINOIS_ALPHA_MIN", 128),
     ("illinois", "alpha_max", "ILLINOIS_ALPHA_MAX", 128),
     ("illinois", "beta_min", "ILLINOIS_BETA_MIN", 64),

@@ -41,6 +41,8 @@ struct tcp_sock {
 	__u8 is_cwnd_limited;
 	__u64 tcp_mstamp; /* us */
 	__u64 shim_now_ns; /* the harness's clock (no kernel field) */
+	__u64 shim_tsval_ns; /* the ACK's TSval in the harness's ns (rx_opt.rcv_tsval) */
+	__u8 shim_has_tsecr; /* the ACK echoed a timestamp */
 };
 
 struct ack_sample {
