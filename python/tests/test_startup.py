@@ -79,11 +79,16 @@ def test_blas_is_single_threaded_unless_asked(env, threads):
     20 ms of a short run's CPU) unless the user set OPENBLAS_NUM_THREADS."""
     code = ("import os, sys\nfrom tcpeval.cli import main\nsys.argv = ['tcpeval', '--version']\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(os.environ['OPENBLAS_NUM_THREADS'])")
+            "import numpy\n"
+            "tasks = os.listdir('/proc/self/task') if os.path.isdir('/proc/self/task') else [0]\n"
+            "print(os.environ['OPENBLAS_NUM_THREADS'], len(tasks))")
     clean = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, env={**clean, **env})
-    assert done.stdout.split()[-1] == threads
+    asked, running = done.stdout.split()[-2:]
+    assert asked == threads
+    if not env:  # numpy imported, and no thread but the main one (Linux's /proc)
+        assert running == "1"
 
 
 def test_the_exit_leaves_the_heap_to_the_process():
