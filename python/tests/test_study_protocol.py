@@ -237,6 +237,24 @@ def test_quick_counts_row_counts_kinds_apart():
     assert (row["bound_agree"], row["bound_judged"]) == (1, 1)
 
 
+def test_a_full_profile_row_is_recorded_and_counted_apart(tmp_path, monkeypatch):
+    """Case "full" (issue 30 goal 4) is read from the full store's agreement
+    table, runs on the paper's stack, and fills the README's full columns
+    without touching the quick profile's after columns."""
+    from tcpeval.studies import get, pages
+
+    monkeypatch.setattr(pages, "_path", lambda study: tmp_path / f"{study}.csv")
+    table = protocol.agreement([compare("a", "s", "8.3", 8.0), compare("b", "s", "8.3", 5.0),
+                                compare("c", "s", ">= 9", 9.5)])
+    (tmp_path / "store" / "report").mkdir(parents=True)
+    table.to_csv(tmp_path / "store" / "report" / "agreement.csv", index=False)
+    row = pages.record("ha2006", "full", tmp_path / "store", commit="abc")
+    assert row["stack"] == get("ha2006").PAPER_STACK
+    assert row["change"] == pages.FULL_CHANGE
+    line = next(x for x in pages.render_summary().splitlines() if x.startswith("| ha2006 |"))
+    assert line.split(" | ")[-4:] == ["not run", "not run", "1 of 2", "1 of 1 |"]
+
+
 def test_sensitivity_cases_change_only_what_they_say():
     from tcpeval.studies import pages
 

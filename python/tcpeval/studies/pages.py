@@ -5,7 +5,8 @@ Each study has `measured/<study>.csv` (ours; data/ holds the paper's): a row
 of the paper's headline values, then one row per case: the quick profile
 before the stack change (today's Linux), after it (the paper's stack), and the
 sensitivity cases, each the quick profile with one assumption the paper leaves
-open changed (`CASES`). A row holds the agreement counts by kind
+open changed (`CASES`); and, once run, the full profile on the paper's stack
+(case "full", issue 30 goal 4). A row holds the agreement counts by kind
 (`protocol.counts`) and the study's headline numbers (`HEADLINES`: rows of the
 agreement table, ours beside the paper's), and the commit it was measured at.
 `render` lays the file out as the page's table, between the markers of the
@@ -120,6 +121,11 @@ def _buffer_scale(scale: float):
     return apply
 
 
+# The cases every study has: its quick profile before and after the stack change,
+# and the full profile on the paper's stack (issue 30 goal 4).
+BASE_CASES = ("before", "after", "full")
+FULL_CHANGE = "the paper's stack, full profile"
+
 CASES = {
     "dalton2004": {
         "rtt 40 ms": Case("base RTT 40 ms (the value before issue 30; 28 ms from the "
@@ -184,7 +190,7 @@ def paper_row(study: str, agreement) -> dict:
 def save(study: str, row: dict, paper: dict) -> None:
     """Add or replace (by case) a row of the study's measured/<study>.csv, and the paper's row."""
     rows = [r for r in load(study) if r["case"] not in (row["case"], "paper")] + [row]
-    order = {c: i for i, c in enumerate(["before", "after", *CASES.get(study, {})])}
+    order = {c: i for i, c in enumerate([*BASE_CASES, *CASES.get(study, {})])}
     rows.sort(key=lambda r: order.get(r["case"], len(order)))
     with _path(study).open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=[*COLUMNS, *HEADLINES[study]])
@@ -219,11 +225,12 @@ def render_summary() -> str:
     from . import STUDIES
 
     lines = ["| study | stack | before: distinctive | before: bound | after: distinctive | "
-             "after: bound |", "|---|---|---|---|---|---|"]
+             "after: bound | full profile, after: distinctive | full profile, after: bound |",
+             "|---|---|---|---|---|---|---|---|"]
     for study in sorted(STUDIES):
         rows = {r["case"]: r for r in load(study)}
         cells = [study, f"`{STUDIES[study].PAPER_STACK}`"]
-        for case in ("before", "after"):
+        for case in BASE_CASES:
             r = rows.get(case)
             cells += [f"{r['distinctive_agree']} of {r['distinctive_judged']}" if r else "not run",
                       f"{r['bound_agree']} of {r['bound_judged']}" if r else "not run"]
@@ -268,7 +275,7 @@ def record(study: str, case: str, store: Path, commit: str | None = None,
     stack = "linux-6.6" if case == "before" else get(study).PAPER_STACK
     change = change or (sens.change if sens else
                         "today's Linux (the default before issue 30)" if case == "before"
-                        else "the paper's stack")
+                        else FULL_CHANGE if case == "full" else "the paper's stack")
     row = row_of(study, case, agreement, stack, change, commit or _commit())
     save(study, row, paper_row(study, agreement))
     return row
@@ -340,7 +347,7 @@ def main(argv=None) -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("record")
     r.add_argument("study", choices=sorted(STUDIES))
-    r.add_argument("case", help="before, after or a sensitivity case")
+    r.add_argument("case", help="before, after, full or a sensitivity case")
     r.add_argument("store", type=Path, help="the study store, or the sensitivity run's --out")
     r.add_argument("--commit")
     r.add_argument("--change", help="what the case changes (default: the stack)")
@@ -352,9 +359,9 @@ def main(argv=None) -> None:
     g = sub.add_parser("render")
     g.add_argument("studies", nargs="*")
     a = ap.parse_args(argv)
-    if a.cmd in ("record", "sensitivity") and a.case not in ("before", "after",
+    if a.cmd in ("record", "sensitivity") and a.case not in (*BASE_CASES,
                                                               *CASES.get(a.study, {})):
-        ap.error(f"case: {a.case!r}; allowed: before, after, "
+        ap.error(f"case: {a.case!r}; allowed: {', '.join(BASE_CASES)}, "
                  f"{', '.join(CASES.get(a.study, {}))}")
     if a.cmd == "sensitivity":
         print(sensitivity(a.study, a.case, a.base, a.out))
