@@ -61,7 +61,7 @@ $(BPF_OUT)/params.h: $(STAMP) $(BPF_SRC_DIR)/gen_params.py
 		| $(PY) $(BPF_SRC_DIR)/gen_params.py > $@.tmp
 	@cmp -s $@.tmp $@ && rm $@.tmp && touch $@ || mv $@.tmp $@
 
-$(BPF_OUT)/%.bpf.o: $(BPF_SRC_DIR)/%.c $(BPF_SRC_DIR)/tcpeval_cc.h $(BPF_OUT)/vmlinux.h $(BPF_OUT)/params.h
+$(BPF_OUT)/%.bpf.o: $(BPF_SRC_DIR)/%.c $(wildcard $(BPF_SRC_DIR)/*.h) $(BPF_OUT)/vmlinux.h $(BPF_OUT)/params.h
 	clang -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_x86 -I $(BPF_OUT) -I $(BPF_SRC_DIR) \
 		-c $< -o $@
 

@@ -119,11 +119,12 @@ def test_a_run_loads_the_bpf_algorithm_and_the_kernel_runs_it():
 
 # The programs added after scalable's end-to-end test: one kernel run carries
 # them all, a flow each, so the check stays one short run.
-LATER = ["westwood", "lp"]
+LATER = ["westwood", "lp", "hstcp-lp"]
+LATER_KERNEL = [kernel_cc.kernel_name(n) for n in LATER]
 
 
 def _why_not_later() -> str | None:
-    for name in LATER:
+    for name in LATER_KERNEL:
         if kernel_cc.bpf_problem(name):
             return f"BPF {name} cannot be loaded here: {kernel_cc.bpf_problem(name)}"
         if name in kernel_cc.available():
@@ -138,10 +139,25 @@ def test_one_run_loads_each_later_bpf_algorithm_and_the_kernel_runs_it():
                      "flows": [{"cc": n} for n in LATER],
                      "run": {"duration": "1s", "interval": "0.5s", "backend": "testbed"}})
     raw = testbed.run_engine_config(config)
-    assert [f["kernel_cc"] for f in raw["flows"]] == LATER  # getsockopt on each sender
-    for flow in raw["flows"]:
-        assert flow["bytes_delivered"] > 100_000, flow["kernel_cc"]
-    assert not set(LATER) & set(kernel_cc.available()), "left registered after the run"
+    assert [f["kernel_cc"] for f in raw["flows"]] == LATER_KERNEL  # getsockopt on each sender
+    for flow in raw["flows"]:  # the LP flows yield to westwood by design: little, not nothing
+        assert flow["bytes_delivered"] > 10_000, flow["kernel_cc"]
+    assert not set(LATER_KERNEL) & set(kernel_cc.available()), "left registered after the run"
+
+
+def test_every_program_has_a_name_the_kernel_accepts():
+    """A BPF tcp_congestion_ops name holds letters, digits, '_' and '.' only
+    (kernel/bpf/syscall.c bpf_obj_name_cpy): HSTCP-LP goes by its alias."""
+    assert kernel_cc.kernel_name("hstcp-lp") == "hstcplp" and "hstcplp" in kernel_cc.written()
+    for name in kernel_cc.written():
+        assert re.fullmatch(r"[A-Za-z0-9_.]{1,15}", name), name
+
+
+def test_a_default_the_programs_are_written_for_is_checked():
+    params = json.loads(_sim.algorithm_params())
+    params["hstcp-lp"]["eci_decrease"] = "hstcp"
+    with pytest.raises(SystemExit, match="hstcp-lp.eci_decrease"):
+        gen_params.header(params)
 
 
 @needs_bpf

@@ -15,7 +15,7 @@ use tcpeval_sim::cc::AckSample;
 use tcpeval_sim::stack::DEFAULT_STACK;
 
 /// The algorithms with a BPF program, by the simulator's name.
-const ALGORITHMS: &[&str] = &["scalable", "highspeed", "bic", "htcp", "vegas", "illinois", "yeah", "westwood", "lp"];
+const ALGORITHMS: &[&str] = &["scalable", "highspeed", "bic", "htcp", "vegas", "illinois", "yeah", "westwood", "lp", "hstcplp"];
 /// The reverse path's delay in the timestamped lives (their forward delay varies).
 const REVERSE: u64 = 25_000_000;
 
@@ -305,7 +305,7 @@ fn westwood_follows_the_simulator_with_rtts_between_whole_jiffies() {
 }
 
 /// The algorithms that read the ACKs' timestamps (TCP-LP's one-way delay).
-const STAMPED: &[&str] = &["lp"];
+const STAMPED: &[&str] = &["lp", "hstcplp"];
 
 /// A steady path, a rise of the forward delay (an ECI: halve), a further rise
 /// inside the inference window (cwnd 1), recovery, a loss; delays off the ms grid.

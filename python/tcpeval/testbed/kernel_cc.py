@@ -25,8 +25,11 @@ SOURCES = Path(__file__).with_name("bpf")
 BUILD_ENV = "TCPEVAL_BPF_DIR"
 MAP_PREFIX = "tcpe_"
 AVAILABLE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
-# The simulator's aliases that name the same kernel algorithm.
-ALIASES = {"newreno": "reno", "westwoodplus": "westwood", "tcplp": "lp", "hstcplp": "hstcp-lp",
+# The simulator's aliases that name the same kernel algorithm. HSTCP-LP goes
+# by its alias hstcplp: a kernel congestion control's name holds letters,
+# digits, '_' and '.' only (kernel/bpf/syscall.c bpf_obj_name_cpy, applied by
+# net/ipv4/bpf_tcp_ca.c).
+ALIASES = {"newreno": "reno", "westwoodplus": "westwood", "tcplp": "lp", "hstcp-lp": "hstcplp",
            "ctcp": "compound"}
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from .kernel_cc import kernel_name
+
 ETH_HEADER = 14  # tbf charges skb->len, which includes the Ethernet header
 SINK_PORT = 5001
 # Endpoint socket buffer ceiling (reference section 5: 64 MB), raised further for
@@ -104,7 +106,7 @@ def make_plan(config: dict, prefix: str, delay: str, delayline: str | None) -> P
     flows = []
     for i, f in enumerate(config["flows"]):
         flows.append(FlowPlan(
-            index=i, cc="reno" if f["cc"] == "newreno" else f["cc"],
+            index=i, cc=kernel_name(f["cc"]),  # the kernel's name: reno for newreno, ...
             rtt_s=f["rtt_ns"] / 1e9, start_s=f["start_ns"] / 1e9,
             stop_s=None if f.get("stop_ns") is None else f["stop_ns"] / 1e9,
             bytes=f.get("bytes"), mss=f["mss"], mtu=f["mtu"],

@@ -5,142 +5,18 @@
  * early congestion indication (ECI): the first halves cwnd and opens an
  * inference window of 3 RTTs without growth, another inside it sets cwnd to 1;
  * after each ECI owd_min and owd_max are re-centred on the smoothed delay, and
- * the window grows by congestion avoidance only until a timeout.
- *
- * The OWD is the ACK's TSval minus the send time of the newest segment it
- * acknowledges: tcp_mstamp - rtt_us (Linux takes the RTT passed to pkts_acked
- * from that segment). Delays in ns, as the simulator keeps them. On the kernel
- * TSval ticks in ms (TCP_TS_HZ) and carries the receiver's timestamp offset
- * unless its namespace has net.ipv4.tcp_timestamps = 2 (docs/testbed.md). */
-#include "tcpeval_cc.h"
-
-/* Only the simulator's default mode is written (lp.rs LpConfig::default). */
-#if !LP_OWD_FILTER || !LP_RECENTER || LP_SLOW_START_AFTER_ECI
-#error "tcpeval_lp.c follows lp.rs's defaults: owd_filter, recenter, no slow start after an ECI"
-#endif
-
-#define LP_SOWD_SHIFT 3 /* tcp_lp.c keeps sowd << 3 */
-
-struct tcpe_lp {
-	__u64 sowd; /* ns << LP_SOWD_SHIFT, 0 before the first sample */
-	__u64 owd_min; /* ns, ~0 before the first sample */
-	__u64 owd_max;
-	__u64 owd_max_rsv; /* a new maximum waits here first (tcp_lp.c) */
-	__u64 last_drop; /* ns: the last ECI */
-	__u64 inference; /* ns: 3 RTTs */
-	__u32 last_delivered; /* tp->delivered at the last ACK */
-	__u8 has_drop;
-	__u8 within_inference;
-	__u8 no_slow_start; /* an ECI since the last timeout */
-	__u8 peer_delays_acks; /* an ACK covered two segments */
-};
-
-/* The ACK's TSval in ns (the kernel's is in ms of the receiver's clock). */
-static __always_inline __u64 tsval_ns(const struct tcp_sock *tp)
-{
-#ifdef __bpf__
-	return (__u64)tp->rx_opt.rcv_tsval * 1000000ULL;
-#else
-	return tp->shim_tsval_ns;
-#endif
-}
-
-static __always_inline int has_tsecr(const struct tcp_sock *tp)
-{
-#ifdef __bpf__
-	return tp->rx_opt.rcv_tsecr != 0;
-#else
-	return tp->shim_has_tsecr;
-#endif
-}
-
-/* tcp_lp.c tcp_lp_rtt_sample: extremes with the reserve maximum, and EWMA. */
-static __always_inline void owd_sample(struct tcpe_lp *lp, __u64 owd)
-{
-	lp->owd_min = min_t(lp->owd_min, owd);
-	if (owd > lp->owd_max) {
-		if (owd > lp->owd_max_rsv) {
-			lp->owd_max = lp->owd_max_rsv == 0 ? owd : lp->owd_max_rsv;
-			lp->owd_max_rsv = owd;
-		} else {
-			lp->owd_max = owd;
-		}
-	}
-	if (lp->sowd == 0)
-		lp->sowd = owd << LP_SOWD_SHIFT;
-	else
-		lp->sowd = lp->sowd - (lp->sowd >> LP_SOWD_SHIFT) + owd;
-}
-
-/* lp.rs LowPriority::measure: a clean ACK (Open, cumulative, not a lone
- * segment's once the peer is seen to delay ACKs) gives the OWD and the RTT
- * of the newest segment it acknowledges; returns 0 when it gives none. */
-static __always_inline int measure(struct sock *sk, struct tcpe_lp *lp,
-				   const struct ack_sample *sample, __u64 *owd, __u64 *rtt)
-{
-	const struct tcp_sock *tp = tcp_sk(sk);
-	__u32 newly = tp->delivered - lp->last_delivered;
-	__u64 now = now_ns(tp), tx, ts;
-
-	if (!has_tsecr(tp) || sample->rtt_us < 0)
-		return 0;
-	if (inet_csk(sk)->icsk_ca_state != TCP_CA_Open || sample->pkts_acked == 0 ||
-	    newly != sample->pkts_acked)
-		return 0;
-	if (sample->pkts_acked >= 2)
-		lp->peer_delays_acks = 1;
-	else if (lp->peer_delays_acks)
-		return 0;
-	tx = now - (__u64)sample->rtt_us * NSEC_PER_USEC;
-	ts = tsval_ns(tp);
-	if ((__u64)sample->rtt_us * NSEC_PER_USEC > now || ts < tx)
-		return 0;
-	*owd = ts - tx;
-	*rtt = now - tx;
-	return 1;
-}
+ * the window grows by congestion avoidance only until a timeout. The layer is
+ * in tcpeval_lp.h. */
+#include "tcpeval_lp.h"
 
 TCPEVAL_OP(void, lp_init, struct sock *sk)
 {
-	struct tcpe_lp *lp = inet_csk_ca(sk);
-
-	__builtin_memset(lp, 0, sizeof(*lp));
-	lp->owd_min = ~0ULL;
-	lp->last_delivered = tcp_sk(sk)->delivered;
+	lp_layer_init(sk, inet_csk_ca(sk));
 }
 
-/* tcp_lp.c tcp_lp_pkts_acked, as lp.rs LowPriority::on_ack. */
 TCPEVAL_OP(void, lp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
-	struct tcpe_lp *lp = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
-	__u64 now = now_ns(tp), owd = 0, rtt = 0, threshold;
-	int measured = measure(sk, lp, sample, &owd, &rtt);
-
-	lp->last_delivered = tp->delivered;
-	if (measured) {
-		owd_sample(lp, owd);
-		if (rtt > 0)
-			lp->inference = LP_INFERENCE_RTTS * rtt;
-	}
-	lp->within_inference = lp->has_drop && now - lp->last_drop < lp->inference;
-	if (lp->owd_min == ~0ULL)
-		return;
-	threshold = lp->owd_min;
-	if (lp->owd_max > lp->owd_min)
-		threshold += (lp->owd_max - lp->owd_min) * LP_DELTA_PPM / 1000000;
-	if (lp->sowd >> LP_SOWD_SHIFT <= threshold)
-		return;
-	lp->owd_min = lp->sowd >> LP_SOWD_SHIFT;
-	lp->owd_max = lp->sowd >> (LP_SOWD_SHIFT - 1);
-	lp->owd_max_rsv = lp->owd_max;
-	lp->last_drop = now;
-	lp->has_drop = 1;
-	lp->no_slow_start = 1;
-	if (lp->within_inference)
-		tp->snd_cwnd = 1;
-	else
-		tp->snd_cwnd = max_t(tp->snd_cwnd >> 1, 1U);
+	lp_apply(tcp_sk(sk), lp_on_ack(sk, inet_csk_ca(sk), sample));
 }
 
 TCPEVAL_OP(void, lp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
