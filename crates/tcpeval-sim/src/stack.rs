@@ -264,6 +264,9 @@ impl Stack {
         }
         merged.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
         let mut algorithm = Cc::from_config(cc_name, &merged)?;
+        if matches!(algorithm, Cc::Compound(_)) && self.modules() == Stack::Linux2622 {
+            cc::compound::check_module_params(params)?;
+        }
         self.era_variant(&mut algorithm);
         Ok((algorithm, self.profile()))
     }

@@ -21,11 +21,12 @@
 //! merged). It differs from the draft in its integer arithmetic and in how the
 //! two windows share snd_cwnd (`Module`, below, cites each function).
 
-use super::params::AlgorithmConfig;
-use super::{slow_start, AckSample, CaEvent, CaState, CcState, CongestionOps};
+use super::params::{self, AlgorithmConfig};
+use super::{slow_start, AckSample, CaEvent, CaState, CcError, CcState, CongestionOps};
 use crate::time::{Time, US};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 pub const ALPHA: f64 = 0.125;
 pub const BETA: f64 = 0.5;
@@ -167,6 +168,20 @@ impl Compound {
             self.round_end = s.snd_nxt;
         }
         self.apply(s);
+    }
+}
+
+/// A flow's `params` for the 2.6.22 module: it reads only gamma (its
+/// `TCP_COMPOUND_GAMMA`, whole packets); alpha, beta, k and zeta are constants of
+/// its code and it has no low window, so setting them is an error naming them.
+pub fn check_module_params(params: &Map<String, Value>) -> Result<(), CcError> {
+    if let Some(name) = params.keys().find(|k| k.as_str() != "gamma") {
+        let message = "the 2.6.22 Compound module (stacks linux-2.6.22, ns2-linux) has it fixed in its code; it reads only params.gamma";
+        return Err(params::error(name, message.into()));
+    }
+    match params.get("gamma").and_then(Value::as_f64) {
+        Some(g) if g.fract() != 0.0 => Err(params::error("gamma", format!("{g}: the 2.6.22 Compound module keeps gamma in whole packets"))),
+        _ => Ok(()),
     }
 }
 
@@ -398,7 +413,7 @@ impl CongestionOps for Compound {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Map;
+    use serde_json::{Map, Value};
     use crate::cc::harness::Harness;
     use crate::cc::Cc;
     use crate::stack::Stack;
@@ -446,6 +461,19 @@ mod tests {
         assert_eq!(h.lose(), 50);
         assert_eq!((h.cc.loss_window(), h.cc.delay_window()), (30.0, 20.0));
         assert_eq!(h.s.cwnd, 50);
+    }
+
+    #[test]
+    fn the_module_takes_only_a_whole_gamma() {
+        let p = |k: &str, v: f64| Map::from_iter([(k.to_string(), Value::from(v))]);
+        let (cc, _) = Stack::Linux2622.build("compound", &p("gamma", 20.0)).unwrap();
+        let Cc::Compound(c) = cc else { panic!("compound") };
+        assert_eq!(c.module.gamma, 20);
+        for (k, v) in [("alpha", 0.2), ("low_window", 10.0), ("gamma", 20.5)] {
+            let Err(err) = Stack::Linux2622.build("compound", &p(k, v)) else { panic!("{k} refused") };
+            assert_eq!(err.field, format!("params.{k}"));
+        }
+        assert!(Stack::Linux66.build("compound", &p("alpha", 0.2)).is_ok(), "the draft takes them all");
     }
 
     /// The 2.6.22 module in a harness counting per ACK, as the stack runs it.
