@@ -162,6 +162,17 @@ impl CongestionOps for Westwood {
         self.reno.ssthresh(s)
     }
 
+    /// 2.6.22's ops carry `.min_cwnd = tcp_westwood_bw_rttmin` (tcp_westwood.c
+    /// at 2.6.22, ns-2.35's tcp/linux/src/tcp_westwood.c): the floor of
+    /// rate-halving (`tcp_cwnd_min`) and ns-2 TCP-Linux's cwnd on entering a
+    /// recovery. Today's kernels have no `min_cwnd`; PRR never asks.
+    fn min_cwnd(&mut self, s: &CcState) -> u32 {
+        match self.version {
+            WestwoodVersion::Linux2622 => self.bw_rtt_min(s.mss),
+            WestwoodVersion::Current => s.ssthresh,
+        }
+    }
+
     fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
         self.reno.cong_avoid(s, acked);
     }
@@ -226,6 +237,21 @@ mod tests {
     fn ack(w: &mut Westwood, s: &mut CcState, at: Time, pkts: u32, rtt: Time) {
         s.now = at;
         w.pkts_acked(s, &AckSample { acked: pkts, rtt: Some(rtt), ..Default::default() });
+    }
+
+    /// 2.6.22's `min_cwnd` is BWE x RTTmin (1000 B per jiffy x 100 jiffies /
+    /// 1000 B = 100 packets, at least 2); today's version has none (ssthresh).
+    #[test]
+    fn linux_2_6_22_min_cwnd_is_bw_rttmin() {
+        let mut s = CcState::new(300, 1000);
+        s.ssthresh = 150;
+        let mut w = westwood();
+        (w.bw_est, w.rtt_min) = (1000, 100);
+        assert_eq!(w.min_cwnd(&s), 150);
+        w.set_version(WestwoodVersion::Linux2622);
+        assert_eq!(w.min_cwnd(&s), 100);
+        w.bw_est = 0;
+        assert_eq!(w.min_cwnd(&s), 2);
     }
 
     #[test]
