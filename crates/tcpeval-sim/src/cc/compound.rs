@@ -563,6 +563,17 @@ mod tests {
         assert_eq!((draft.cc.loss_window(), draft.cc.delay_window()), (30.0, 20.0));
     }
 
+    /// A timeout sets snd_cwnd = 1; the next ACK's resync makes that the loss
+    /// window and clears dwnd (40 > 1), then slow start adds 1: 2.
+    #[test]
+    fn the_module_loses_dwnd_at_a_timeout() {
+        let mut h = module(100);
+        split(&mut h, 60, 40);
+        assert_eq!(h.timeout(), 50);
+        h.ack(1);
+        assert_eq!((h.cc.loss_window(), h.cc.delay_window(), h.s.cwnd), (2.0, 0.0, 2));
+    }
+
     /// The once-per-RTT step reads the packets sent in the previous round
     /// (beg_snd_nxt - beg_snd_una = 100, not the window of 150 now):
     /// qroot(100^3) = 31, 31 >> 3 = 3, dwnd += 3 - 1 = 2 (the draft at win
@@ -615,6 +626,37 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Whatever the ACKs, losses and timeouts: after an ACK the sender's
+        /// window is the module's two windows added (at least 1), and the first
+        /// ACK after a recovery keeps its cut (the resync gives the cut to the
+        /// split and Open restarted the round, so only slow start's 1 is added).
+        /// Not so after a timeout: the module runs on in Loss, where a round
+        /// can end and step dwnd (2.6.22's tcp_may_raise_cwnd allows Loss).
+        #[test]
+        fn the_module_s_windows_add_up_and_keep_a_cut(ops in proptest::collection::vec(0u8..24, 1..300)) {
+            // Stretch ACKs (16-46 packets) so rounds end every few ACKs and
+            // dwnd grows between the reductions.
+            let mut h = module(200);
+            h.rtt = 50 * MS;
+            let mut cut = None;
+            for op in ops {
+                match op {
+                    0 => { h.lose(); cut = Some(h.s.cwnd); }
+                    1 => { h.timeout(); }
+                    n => {
+                        h.s.snd_nxt = h.s.snd_una + h.s.cwnd as u64;
+                        h.ack(2 * u32::from(n));
+                        let sum = (h.cc.module.cwnd + h.cc.module.dwnd).max(1);
+                        proptest::prop_assert_eq!(h.s.cwnd, sum);
+                        if let Some(w) = cut.take() {
+                            proptest::prop_assert!(h.s.cwnd <= w + 1, "cut to {} then {}", w, h.s.cwnd);
+                        }
+                    }
+                }
+            }
+        }
+
+
         /// Within one of the real fourth root for every window up to 2^20
         /// packets (old_wnd^3 up to 2^60, where the dynamic-precision division
         /// shifts).
