@@ -12,6 +12,13 @@
 //! packets, as the 2004 paper and Bullot et al. (seed 000) used on high-speed
 //! paths. Both are parameters; for small links use a smaller alpha (the
 //! equilibrium queue is alpha packets per flow).
+//!
+//! Integer arithmetic, so that the testbed's BPF program
+//! (python/tcpeval/testbed/bpf/tcpeval_fast.c) computes the same windows (BPF has
+//! no floating point): alpha in 1/1024 packet (`FP_SHIFT`), gamma and
+//! baseRTT/avgRTT in 1/2^20 (`RATIO_SHIFT`), each product truncated and the new
+//! window rounded to the nearest packet. Against the real-valued rule the window
+//! differs by at most one packet (tested).
 
 use super::params::AlgorithmConfig;
 use super::reno::Reno;
@@ -26,6 +33,11 @@ pub const GAMMA: f64 = 0.5;
 /// Pacing at 1.2 x cwnd / srtt, Linux's congestion-avoidance pacing ratio
 /// (`tcp_pacing_ca_ratio` = 120%), so the pacer never holds the window back.
 const PACING_RATIO: f64 = 1.2;
+/// alpha and the windows inside the update in fixed point: x 2^FP_SHIFT.
+const FP_SHIFT: u32 = 10;
+/// gamma and baseRTT / avgRTT in fixed point: x 2^RATIO_SHIFT (gamma in 1/1024
+/// would move a window far from its target by up to 2^-11 of the distance).
+const RATIO_SHIFT: u32 = 20;
 
 /// FAST's parameters (`params`); the reference digest marks FAST's defaults
 /// UNVERIFIED (see the module notes).
@@ -53,8 +65,9 @@ impl AlgorithmConfig for FastConfig {}
 
 #[derive(Clone, Debug)]
 pub struct Fast {
-    alpha: f64,
-    gamma: f64,
+    /// alpha x 2^10 (packets) and gamma x 2^20, rounded.
+    alpha_fp: u64,
+    gamma_fp: u64,
     pacing: bool,
     base_rtt: Time,
     rtt_sum: Time,
@@ -66,8 +79,8 @@ pub struct Fast {
 impl Fast {
     pub fn new(cfg: &FastConfig) -> Self {
         Fast {
-            alpha: cfg.alpha,
-            gamma: cfg.gamma,
+            alpha_fp: (cfg.alpha * (1 << FP_SHIFT) as f64).round() as u64,
+            gamma_fp: (cfg.gamma * (1u64 << RATIO_SHIFT) as f64).round() as u64,
             pacing: cfg.pacing,
             base_rtt: Time::MAX,
             rtt_sum: 0,
@@ -77,10 +90,16 @@ impl Fast {
         }
     }
 
-    /// The FAST update: the new window from w, baseRTT and avgRTT.
-    pub fn target(&self, w: f64, base_rtt: Time, avg_rtt: Time) -> f64 {
-        let fixed_point = base_rtt as f64 / avg_rtt.max(1) as f64 * w + self.alpha;
-        (2.0 * w).min((1.0 - self.gamma) * w + self.gamma * fixed_point)
+    /// The FAST update: the new window from w, baseRTT and avgRTT, in packets
+    /// (the fixed point described in the module notes).
+    pub fn target(&self, w: u32, base_rtt: Time, avg_rtt: Time) -> u32 {
+        let w = w as u64;
+        let ratio = (base_rtt.min(avg_rtt) << RATIO_SHIFT) / avg_rtt.max(1);
+        // Packets x 2^10: baseRTT/avgRTT x w + alpha, then the gamma blend.
+        let fixed_point = ((ratio * w) >> (RATIO_SHIFT - FP_SHIFT)) + self.alpha_fp;
+        let keep = (1 << RATIO_SHIFT) - self.gamma_fp;
+        let blend = (keep * (w << FP_SHIFT) + self.gamma_fp * fixed_point) >> RATIO_SHIFT;
+        (2 * w).min((blend + (1 << (FP_SHIFT - 1))) >> FP_SHIFT).min(u32::MAX as u64) as u32
     }
 
     fn end_of_round(&mut self, s: &mut CcState, acked: u32) {
@@ -93,15 +112,14 @@ impl Fast {
         }
         if s.in_slow_start() {
             // Leave slow start once the flow itself queues alpha/2 packets.
-            if queued_packets(s.cwnd, avg, self.base_rtt) as f64 > self.alpha / 2.0 {
+            if queued_packets(s.cwnd, avg, self.base_rtt) << (FP_SHIFT + 1) > self.alpha_fp {
                 s.ssthresh = s.cwnd;
             } else {
                 slow_start(s, acked);
                 return;
             }
         }
-        let w = self.target(s.cwnd as f64, self.base_rtt, avg);
-        s.cwnd = (w.round() as u32).clamp(2, s.cwnd_clamp);
+        s.cwnd = self.target(s.cwnd, self.base_rtt, avg).clamp(2, s.cwnd_clamp);
         s.ssthresh = s.ssthresh.min(s.cwnd);
     }
 }
@@ -150,11 +168,32 @@ mod tests {
     #[test]
     fn update_rule_by_hand() {
         let f = fast(100.0, 0.5);
-        // w = 1000, base 100 ms, avg 110 ms: 0.5*1000 + 0.5*(1000/1.1 + 100) = 1004.5
-        assert!((f.target(1000.0, 100 * MS, 110 * MS) - 1004.545).abs() < 1e-3);
+        // w = 1000, base 100 ms, avg 110 ms: 0.5*1000 + 0.5*(1000/1.1 + 100) = 1004.545.
+        // In fixed point: ratio = 2^20 / 1.1 = 953250 (truncated), x 1000 >> 10 =
+        // 930908, + alpha 102400 = 1033308; blend (2^19 x 1024000 + 2^19 x
+        // 1033308) >> 20 = 1028654; (1028654 + 512) >> 10 = 1005, the real value
+        // rounded.
+        assert_eq!(f.target(1000, 100 * MS, 110 * MS), 1005);
         // No queueing: w grows by gamma*alpha = 50 per RTT, capped at 2w.
-        assert_eq!(f.target(1000.0, 100 * MS, 100 * MS), 1050.0);
-        assert_eq!(f.target(10.0, 100 * MS, 100 * MS), 20.0);
+        assert_eq!(f.target(1000, 100 * MS, 100 * MS), 1050);
+        assert_eq!(f.target(10, 100 * MS, 100 * MS), 20);
+    }
+
+    #[test]
+    fn the_fixed_point_is_the_real_rule_within_a_packet() {
+        // Against the paper's real-valued update, rounded: never more than one
+        // packet apart, over windows, delays and parameters.
+        for &(alpha, gamma) in &[(200.0, 0.5), (20.0, 0.5), (100.0, 0.3), (7.5, 1.0), (1000.0, 0.05)] {
+            let f = fast(alpha, gamma);
+            for w in [2u32, 10, 37, 413, 1000, 9999, 123_457] {
+                for (base, avg) in [(100, 100), (100, 101), (50, 73), (20, 400), (1, 3)] {
+                    let (b, a) = (base * MS, avg * MS);
+                    let real = (2.0 * w as f64).min((1.0 - gamma) * w as f64 + gamma * (b as f64 / a as f64 * w as f64 + alpha));
+                    let got = f.target(w, b, a) as f64;
+                    assert!((got - real.round()).abs() <= 1.0, "w {w} base {base} avg {avg}: {got} vs {real}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -163,8 +202,8 @@ mod tests {
         // and w (avg - base) / avg is the flow's queue at rate w / avg.
         let f = fast(100.0, 0.5);
         let (base, avg) = (100 * MS, 125 * MS);
-        let w = 100.0 * avg as f64 / (avg - base) as f64; // 500
-        assert!((f.target(w, base, avg) - w).abs() < 1e-9);
+        let w = 100 * avg / (avg - base); // 500
+        assert_eq!(f.target(w as u32, base, avg), 500);
     }
 
     #[test]
