@@ -119,7 +119,7 @@ def test_a_run_loads_the_bpf_algorithm_and_the_kernel_runs_it():
 
 # The programs added after scalable's end-to-end test: one kernel run carries
 # them all, a flow each, so the check stays one short run.
-LATER = ["westwood", "lp", "hstcp-lp"]
+LATER = ["westwood", "lp", "hstcp-lp", "fast"]
 LATER_KERNEL = [kernel_cc.kernel_name(n) for n in LATER]
 
 

@@ -15,7 +15,7 @@ use tcpeval_sim::cc::AckSample;
 use tcpeval_sim::stack::DEFAULT_STACK;
 
 /// The algorithms with a BPF program, by the simulator's name.
-const ALGORITHMS: &[&str] = &["scalable", "highspeed", "bic", "htcp", "vegas", "illinois", "yeah", "westwood", "lp", "hstcplp"];
+const ALGORITHMS: &[&str] = &["scalable", "highspeed", "bic", "htcp", "vegas", "illinois", "yeah", "westwood", "lp", "hstcplp", "fast"];
 /// The reverse path's delay in the timestamped lives (their forward delay varies).
 const REVERSE: u64 = 25_000_000;
 

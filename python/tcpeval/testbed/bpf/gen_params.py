@@ -19,7 +19,8 @@ import sys
 # 1/1024 (net/ipv4/tcp_bic.c BICTCP_BETA_SCALE), Illinois's alpha in 1/128 and
 # beta in 1/64 (tcp_illinois.c ALPHA_SHIFT, BETA_SHIFT), flags as 0/1; seconds
 # in jiffies of 1 ms (the simulator's HZ = 1000: Westwood's window); TCP-LP's
-# delta in parts per million, as lp.rs keeps it (LpConfig::delta_ppm).
+# delta in parts per million, as lp.rs keeps it (LpConfig::delta_ppm); FAST's
+# alpha x 2^10 and gamma x 2^20, as fast.rs keeps them.
 WANTED = (
     ("scalable", "ai_cnt", "SCALABLE_AI_CNT", 1),
     ("scalable", "md_scale", "SCALABLE_MD_SCALE", 1),
@@ -34,6 +35,9 @@ WANTED = (
     ("vegas", "beta", "VEGAS_BETA", 1),
     ("vegas", "gamma", "VEGAS_GAMMA", 1),
     ("westwood", "rtt_window_min_s", "WESTWOOD_RTT_WINDOW_MIN", 1000),
+    ("fast", "alpha", "FAST_ALPHA_FP", 1 << 10),
+    ("fast", "gamma", "FAST_GAMMA_FP", 1 << 20),
+    ("fast", "pacing", "FAST_PACING", 1),
     ("lp", "delta", "LP_DELTA_PPM", 1_000_000),
     ("lp", "inference_rtts", "LP_INFERENCE_RTTS", 1),
     ("lp", "recenter", "LP_RECENTER", 1),
