@@ -57,6 +57,24 @@ pub enum InitialWindow {
     Fixed(u32),
 }
 
+/// Where a stack raises CA_EVENT_TX_START (cc::CaEvent::TxStart), which
+/// Vegas, YeAH and 2.6.22's Compound answer by starting afresh (baseRTT too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxStart {
+    /// Before any data segment leaves while nothing is in flight
+    /// (`tcp_packets_in_flight` == 0), retransmissions included: the first
+    /// one after a timeout, which marked everything lost. Linux 2.6.11's
+    /// built-in Vegas hook and 2.6.22's and 3.16's `tcp_transmit_skb` test
+    /// this for every segment; today's `tcp_event_data_sent` (called from
+    /// `__tcp_transmit_skb` for each segment with data, retransmissions
+    /// included: `tcp_retransmit_skb` adds to `retrans_out` only after
+    /// sending) for data only. A pure sender sends only data: same rule.
+    AnyData,
+    /// Never: ns-2.35's TCP-Linux raises only CA_EVENT_FAST_ACK, SLOW_ACK
+    /// and LOSS (tcp/tcp-linux.cc); ns-2's own agents have no such event.
+    Never,
+}
+
 /// The behaviour switches of a stack that the sender and receiver consume.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Profile {
@@ -86,6 +104,8 @@ pub struct Profile {
     /// to today); ns-2's `Agent/TCPSink set generateDSacks_ false`
     /// (tcl/lib/ns-default.tcl at 2.35).
     pub dsack: bool,
+    /// Where CA_EVENT_TX_START is raised.
+    pub tx_start: TxStart,
 }
 
 /// Linux TCP_MAX_QUICKACKS (include/net/tcp.h, 2.6.22 and today).
@@ -172,6 +192,7 @@ impl Stack {
             delack_timeout: None,
             loss_detection: LossDetection::DupThresh,
             dsack: true,
+            tx_start: TxStart::AnyData,
         };
         let linux_new = |growth| Profile {
             growth,
@@ -182,12 +203,16 @@ impl Stack {
             delack_timeout: None,
             loss_detection: LossDetection::DupThresh,
             dsack: true,
+            tx_start: TxStart::AnyData,
         };
         match self {
             // 2.4.22 (hooao/linux-2.4.22 aa17aeb): a connection on a route with
             // no cached RTT keeps tcp_v4_init_sock's snd_cwnd = 2
             // (tcp_init_metrics takes its `reset` path before tcp_init_cwnd), and
             // tcp_cwnd_down's floor is ssthresh / 2 for every algorithm.
+            // 2.4.22 raises no events; TX_START stays for the one algorithm
+            // that answers it here, Vegas, borrowed from 2.6.11, whose
+            // tcp_transmit_skb re-enabled it with nothing in flight.
             Stack::Linux24 => Profile {
                 initial_window: InitialWindow::Fixed(2),
                 reduction: Reduction::RateHalving24,
@@ -207,6 +232,7 @@ impl Stack {
                 delack_timeout: Some(100 * MS),
                 loss_detection: LossDetection::DupThresh,
                 dsack: false,
+                tx_start: TxStart::Never,
             },
             // The sink is ns-2's TCPSink/Sack1/DelAck: no quick-ACK start, no
             // D-SACK (`generateDSacks_ false`). Initial window and delayed-ACK
@@ -215,6 +241,7 @@ impl Stack {
                 reduction: Reduction::Ns2Linux { delayed_send: false },
                 quickacks: 0,
                 dsack: false,
+                tx_start: TxStart::Never,
                 ..linux_old(Growth::PerAck)
             },
         }

@@ -18,6 +18,7 @@ use super::recovery::Recovery;
 use super::scoreboard::{Scoreboard, Seg, INITIAL_SCOREBOARD};
 use crate::cc::{AckSample, CaEvent, CaState, Cc, CcState, CongestionOps, RateSample};
 use crate::net::{Packet, SegRange};
+use crate::stack::TxStart;
 use crate::tcp::receiver::NO_TS;
 use crate::tcp::rtt::RttEstimator;
 use crate::time::Time;
@@ -145,6 +146,8 @@ pub struct Sender {
     pub tlp: Option<Tlp>,
     /// What `rto_deadline` is armed for (with TLP: a probe or RACK's timer too).
     timer: XmitTimer,
+    /// Where CA_EVENT_TX_START is raised (the stack's; today's Linux by default).
+    tx_start: TxStart,
 }
 
 impl Sender {
@@ -175,6 +178,7 @@ impl Sender {
             rack: Rack::default(),
             tlp: None,
             timer: XmitTimer::Rto,
+            tx_start: TxStart::AnyData,
         }
     }
 
@@ -190,6 +194,7 @@ impl Sender {
         self.s.growth = profile.growth;
         self.recovery.set_reduction(profile.reduction);
         self.rtt.initial_rto = Some(profile.initial_rto);
+        self.tx_start = profile.tx_start;
         self.with_loss_detection(profile.loss_detection)
     }
 
@@ -524,7 +529,17 @@ impl Sender {
         self.recovery.on_send(self.s.ca_state, self.in_flight());
     }
 
+    /// CA_EVENT_TX_START where the stack raises it (crate::stack::TxStart):
+    /// called before the segment counts as in flight, as Linux tests
+    /// `tcp_packets_in_flight` before `retrans_out` or `packets_out` grows.
+    fn raise_tx_start(&mut self) {
+        if self.tx_start == TxStart::AnyData && self.in_flight() == 0 {
+            self.cc.cwnd_event(&mut self.s, CaEvent::TxStart);
+        }
+    }
+
     fn retransmit(&mut self, seq: u64, now: Time, out: &mut Vec<Packet>) {
+        self.raise_tx_start();
         self.board.note_retransmit(seq);
         self.counters.retransmits += 1;
         self.rate.stamp(self.board.seg(seq), now, false, self.s.delivered);
@@ -533,10 +548,8 @@ impl Sender {
     }
 
     fn send_new(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.raise_tx_start();
         let network_empty = self.packets_out() == 0;
-        if network_empty {
-            self.cc.cwnd_event(&mut self.s, CaEvent::TxStart);
-        }
         let seq = self.board.push_new();
         self.rate.stamp(self.board.seg(seq), now, network_empty, self.s.delivered);
         self.board.stamp_flight(seq);
@@ -714,6 +727,7 @@ impl Sender {
         }
         let retrans = !self.may_send_new();
         if retrans {
+            self.raise_tx_start();
             self.board.note_probe(last);
             self.counters.retransmits += 1;
             self.rate.stamp(self.board.seg(last), now, false, self.s.delivered);
@@ -970,5 +984,56 @@ mod tests {
         assert_eq!(s.last_rate_sample.rtt, Some(150 * MS));
         assert_eq!(s.rtt.srtt, (7 * srtt + 150 * MS) / 8);
         s.check_invariants().unwrap();
+    }
+
+    /// Vegas (`tcp_vegas_cwnd_event` re-initialises on TX_START, baseRTT
+    /// included) at `stack`, 10 segments out at 0 ms: the ACK of segment 0 at
+    /// 100 ms gives baseRTT 100 ms + 1 us; all sent after segment 0 is lost.
+    /// Returns baseRTT after the retransmission that follows (the RTO's, or
+    /// with `sack_hole` the fast retransmit of segment 1 when 2-4 are SACKed).
+    fn vegas_base_after_loss(stack: crate::stack::Stack, sack_hole: bool) -> Time {
+        let (cc, profile) = stack.build("vegas", &serde_json::Map::new()).unwrap();
+        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: u64::MAX, sack: true, initial_cwnd: 10 };
+        let mut s = Sender::new(cfg, cc).with_stack(&profile);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        s.on_ack(&ack(1, &[], 0), 100 * MS, &mut out);
+        let Cc::Vegas(v) = &s.cc else { unreachable!() };
+        assert_eq!(v.base_rtt(), 100 * MS + 1000);
+        out.clear();
+        if sack_hole {
+            for k in 0..3 {
+                s.on_ack(&ack(1, &[(2, 3 + k)], 0), (101 + k) * MS, &mut out);
+            }
+            assert_eq!(s.state(), CaState::Recovery);
+        } else {
+            // With TLP (linux-6.6) the timer first sends a probe; the RTO follows.
+            for k in 1..=3 {
+                if s.counters.timeouts == 0 {
+                    s.on_rto(k * 2000 * MS, &mut out);
+                }
+            }
+            assert_eq!((s.counters.timeouts, s.state()), (1, CaState::Loss));
+            assert_eq!(s.in_flight(), 1, "only the retransmission is in flight");
+        }
+        assert_eq!(out.iter().filter(|p| p.seq == 1).count(), 1, "segment 1 resent");
+        let Cc::Vegas(v) = &s.cc else { unreachable!() };
+        v.base_rtt()
+    }
+
+    /// The RTO marks everything lost, so its retransmission leaves with
+    /// nothing in flight: CA_EVENT_TX_START at every Linux stack (2.6.22's
+    /// `tcp_transmit_skb`, today's `tcp_event_data_sent`, both before
+    /// `retrans_out` grows), and Vegas forgets its baseRTT; ns-2's TCP-Linux
+    /// never raises it. A fast retransmission has segments in flight: no event.
+    #[test]
+    fn a_timeout_retransmission_raises_tx_start_where_the_stack_does() {
+        use crate::stack::Stack;
+        let learned = 100 * MS + 1000;
+        for stack in [Stack::Linux2622, Stack::Linux316, Stack::Linux66] {
+            assert_eq!(vegas_base_after_loss(stack, false), Time::MAX, "{stack:?}");
+            assert_eq!(vegas_base_after_loss(stack, true), learned, "{stack:?}");
+        }
+        assert_eq!(vegas_base_after_loss(Stack::Ns2Linux, false), learned);
     }
 }
