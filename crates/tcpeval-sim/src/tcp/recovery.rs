@@ -510,6 +510,28 @@ mod tests {
         assert_eq!((s.ca_state, s.cwnd), (CaState::Open, 5));
     }
 
+    /// ns-2 TCP-Linux's timeout (`enter_loss`) asks Reno for ssthresh again
+    /// in Recovery: cwnd 10 -> Recovery (ssthresh 5, cwnd = min_cwnd 2) -> RTO:
+    /// ssthresh = max(2 / 2, 2) = 2, where Linux keeps 5. Leaving Loss, ns-2
+    /// lifts cwnd to ssthresh capped at packets out + 3; Linux leaves it.
+    #[test]
+    fn ns2_linux_timeout_takes_a_new_ssthresh_and_the_loss_exit_moderates() {
+        for (reduction, ssthresh, exit_cwnd) in [(Reduction::Ns2Linux { delayed_send: false }, 2, 2), (Reduction::RateHalving, 5, 1)] {
+            let (mut r, mut board, mut cc, mut s) = sent(false, 10);
+            r.set_reduction(reduction);
+            for _ in 0..3 {
+                board.count_dupacks(0, 0);
+                r.on_ack(0, &mut board, &mut cc, &mut s);
+            }
+            assert_eq!((s.ca_state, s.ssthresh), (CaState::Recovery, 5));
+            r.on_rto(&mut board, &mut cc, &mut s);
+            assert_eq!((s.ca_state, s.cwnd, s.ssthresh), (CaState::Loss, 1, ssthresh), "{reduction:?}");
+            board.ack_cumulative(10, &mut |_, _, _| {});
+            r.on_ack(10, &mut board, &mut cc, &mut s);
+            assert_eq!((s.ca_state, s.cwnd), (CaState::Open, exit_cwnd), "{reduction:?}");
+        }
+    }
+
     #[test]
     fn local_congestion_reduces_once_and_a_timeout_marks_all_lost() {
         let (mut r, mut board, mut cc, mut s) = sent(true, 10);
