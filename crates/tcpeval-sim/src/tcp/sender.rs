@@ -1030,10 +1030,12 @@ mod tests {
     fn a_timeout_retransmission_raises_tx_start_where_the_stack_does() {
         use crate::stack::Stack;
         let learned = 100 * MS + 1000;
-        for stack in [Stack::Linux2622, Stack::Linux316, Stack::Linux66] {
+        for stack in [Stack::Linux24, Stack::Linux2613, Stack::Linux2622, Stack::Linux316, Stack::Linux66] {
             assert_eq!(vegas_base_after_loss(stack, false), Time::MAX, "{stack:?}");
             assert_eq!(vegas_base_after_loss(stack, true), learned, "{stack:?}");
         }
-        assert_eq!(vegas_base_after_loss(Stack::Ns2Linux, false), learned);
+        for stack in [Stack::Ns2, Stack::Ns2Linux] {
+            assert_eq!(vegas_base_after_loss(stack, false), learned, "{stack:?}");
+        }
     }
 }
