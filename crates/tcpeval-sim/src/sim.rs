@@ -312,15 +312,14 @@ impl Simulation {
             }
             Ev::Arrive(l) => {
                 let link = &mut self.topo.links[l as usize];
-                let to = link.to;
-                let (p, next) = link.on_arrive();
-                if let Some(t) = next {
+                let (to, p) = (link.to, *link.arriving());
+                if let Some(t) = link.on_arrive() {
                     self.sched.at(t, Ev::Arrive(l));
                 }
                 if let Some(cap) = self.capture.as_mut() {
                     cap.arrived(l, &p, now);
                 }
-                self.deliver(to, p);
+                self.deliver(to, &p);
             }
             Ev::Rto(f) => self.on_rto_event(f as usize, now),
             Ev::Pace(f) => self.on_pace_event(f as usize, now),
@@ -346,39 +345,42 @@ impl Simulation {
         }
     }
 
-    fn send_on(&mut self, l: u32, p: Packet) {
+    /// Offer `p` to link `l`. Packets go by reference from where they are
+    /// made or arrive to the link's queue or pipe: each move by value is a
+    /// copy, and one out of an Option stalls on store forwarding (issue 29).
+    fn send_on(&mut self, l: u32, p: &Packet) {
         let now = self.sched.now();
         if let Some(cap) = self.capture.as_mut() {
-            cap.offered(l, &p, now);
+            cap.offered(l, p, now);
         }
         let wake = self.topo.links[l as usize].offer(p, now);
         self.wake_link(l, wake);
     }
 
-    fn deliver(&mut self, node: u32, p: Packet) {
+    fn deliver(&mut self, node: u32, p: &Packet) {
         let now = self.sched.now();
         match self.topo.nodes[node as usize].kind {
             NodeKind::Router(_) => {
                 let l = self.topo.next_link(node, p.dst);
                 self.send_on(l, p);
             }
-            NodeKind::UdpSink(k) => self.udp[k as usize].on_delivered(&p),
+            NodeKind::UdpSink(k) => self.udp[k as usize].on_delivered(p),
             NodeKind::UdpSource(_) => {}
             NodeKind::Receiver(f) if self.web.slot_id[f as usize] != p.flow => self.web.retired_received += p.payload as u64,
             NodeKind::Sender(f) if self.web.slot_id[f as usize] != p.flow => {}
             NodeKind::Receiver(f) => {
                 debug_assert_eq!(p.kind, Kind::Data);
-                let ack = self.receivers[f as usize].on_data(&p, now);
+                let ack = self.receivers[f as usize].on_data(p, now);
                 let l = self.topo.nodes[node as usize].out;
                 if let Some(held) = self.receivers[f as usize].echo_ack.take() {
-                    self.send_on(l, held); // DCTCP's echo: the held ACK first
+                    self.send_on(l, &held); // DCTCP's echo: the held ACK first
                 }
                 if let Some(ack) = ack {
-                    self.send_on(l, ack);
+                    self.send_on(l, &ack);
                 }
                 self.sync_delack(f as usize);
             }
-            NodeKind::Sender(f) => self.with_sender(f as usize, |s, now, out| s.on_ack(&p, now, out)),
+            NodeKind::Sender(f) => self.with_sender(f as usize, |s, now, out| s.on_ack(p, now, out)),
         }
     }
 
@@ -399,9 +401,10 @@ impl Simulation {
     /// Put a sender's packets on its interface and keep its timer scheduled.
     fn flush(&mut self, f: usize, mut out: Vec<Packet>) {
         let nic = self.topo.nodes[self.flow_hosts[f].0 as usize].out;
-        for p in out.drain(..) {
+        for p in &out {
             self.send_on(nic, p);
         }
+        out.clear();
         self.out = out;
         self.sync_rto(f);
         self.sync_pace(f);
@@ -465,7 +468,7 @@ impl Simulation {
         if let Some(ack) = self.receivers[f].on_delack_timer(now) {
             let node = self.flow_hosts[f].1;
             let l = self.topo.nodes[node as usize].out;
-            self.send_on(l, ack);
+            self.send_on(l, &ack);
         }
         self.sync_delack(f);
     }
@@ -474,7 +477,7 @@ impl Simulation {
         let (p, next) = self.udp[k].emit(now);
         if let Some(p) = p {
             let nic = self.topo.nodes[self.udp_hosts[k].0 as usize].out;
-            self.send_on(nic, p);
+            self.send_on(nic, &p);
         }
         if let Some(t) = next {
             self.sched.at(t, Ev::Udp(k as u32));

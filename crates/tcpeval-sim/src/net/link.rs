@@ -92,7 +92,7 @@ impl Link {
     /// not written through a `&mut LinkWake`: the caller's wake then stays in
     /// registers instead of being stored in halves and reloaded whole, a store
     /// forwarding stall perf showed in `offer`.)
-    fn transmit(&mut self, p: Packet, now: Time) -> Option<Time> {
+    fn transmit(&mut self, p: &Packet, now: Time) -> Option<Time> {
         let (ps, ns) = self.tx_time(p.wire_bytes);
         let hold = if self.send_overhead == 0 { ns } else { (ps + self.overhead_ps()).div_ceil(1000) };
         self.busy_until = self.busy_until.max(now) + hold;
@@ -103,7 +103,7 @@ impl Link {
         }
         let arrive = self.busy_until + self.delay;
         let first = self.pipe.is_empty();
-        self.pipe.push_back((arrive, p));
+        self.pipe.push_back((arrive, *p));
         first.then_some(arrive)
     }
 
@@ -113,7 +113,7 @@ impl Link {
     }
 
     /// A packet offered to the link by the node at its near end.
-    pub fn offer(&mut self, p: Packet, now: Time) -> LinkWake {
+    pub fn offer(&mut self, p: &Packet, now: Time) -> LinkWake {
         let mut wake = LinkWake::default();
         if self.loss > 0.0 && p.kind == Kind::Data && self.rng.bernoulli(self.loss) {
             self.queue.stats.arrivals += 1;
@@ -123,8 +123,9 @@ impl Link {
             return wake;
         }
         if !self.tx_done_pending && self.busy_until <= now && self.queue.is_empty() {
-            if let Some(p) = self.queue.bypass(p, now, &mut self.rng) {
-                wake.arrive_at = self.transmit(p, now);
+            let mut p = *p; // the queue may mark it CE
+            if self.queue.bypass(&mut p, now, &mut self.rng) {
+                wake.arrive_at = self.transmit(&p, now);
             }
         } else if self.queue.enqueue(p, now, &mut self.rng) && !self.tx_done_pending {
             self.tx_done_pending = true;
@@ -138,7 +139,7 @@ impl Link {
         let mut wake = LinkWake::default();
         self.tx_done_pending = false;
         if let Some(p) = self.queue.dequeue(now) {
-            wake.arrive_at = self.transmit(p, now);
+            wake.arrive_at = self.transmit(&p, now);
             if !self.queue.is_empty() {
                 self.tx_done_pending = true;
                 wake.tx_done_at = Some(self.busy_until);
@@ -147,16 +148,21 @@ impl Link {
         wake
     }
 
-    /// The head of the pipe reached the far end: hand it over and report when the
+    /// The packet at the head of the pipe, which reaches the far end now.
+    ///
+    /// Read through a reference, then popped by `on_arrive`: `pop_front`
+    /// returns an Option whose niche byte makes the compiler copy the packet's
+    /// tail in pieces, and reading it back whole then stalls on store
+    /// forwarding (perf annotate of Simulation::handle, issue 29).
+    pub fn arriving(&self) -> &Packet {
+        &self.pipe.front().expect("arrival event with an empty pipe").1
+    }
+
+    /// The head of the pipe reached the far end: drop it and report when the
     /// next one arrives.
-    pub fn on_arrive(&mut self) -> (Packet, Option<Time>) {
-        // Copied through a reference, then popped: `pop_front` returns an
-        // Option whose niche byte makes the compiler copy the packet's tail in
-        // pieces, and reading it back whole then stalls on store forwarding
-        // (perf annotate of Simulation::handle, issue 29).
-        let p = self.pipe.front().expect("arrival event with an empty pipe").1;
+    pub fn on_arrive(&mut self) -> Option<Time> {
         self.pipe.pop_front();
-        (p, self.pipe.front().map(|(t, _)| *t))
+        self.pipe.front().map(|(t, _)| *t)
     }
 
     /// Give the queue's and the pipe's memory back where they are empty (the
@@ -233,7 +239,7 @@ mod tests {
     fn arrivals_of_sizes(l: &mut Link, sizes: &[u32]) -> Vec<(Time, u64)> {
         let mut done = None;
         for (seq, &wire) in sizes.iter().enumerate() {
-            let wake = l.offer(Packet::data(0, 1, seq as u64, wire - 52, wire, 0), 0);
+            let wake = l.offer(&Packet::data(0, 1, seq as u64, wire - 52, wire, 0), 0);
             done = done.or(wake.tx_done_at);
         }
         while let Some(t) = done {

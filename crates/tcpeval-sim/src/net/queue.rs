@@ -251,10 +251,10 @@ impl Queue {
     }
 
     /// Put an admitted packet at the FIFO's tail.
-    fn push_fifo(&mut self, p: Packet, now: Time) {
+    fn push_fifo(&mut self, p: &Packet, now: Time) {
         self.advance_by(now, self.pkts.len(), self.bytes);
         self.bytes += p.wire_bytes as u64;
-        self.pkts.push_back((now, p));
+        self.pkts.push_back((now, *p));
         self.stats.max_pkts = self.stats.max_pkts.max(self.pkts.len() as u64);
     }
 
@@ -279,26 +279,31 @@ impl Queue {
     /// send now, if the discipline lets it through. DropTail and RED only
     /// judge it; the others take it in and give it out at once, so their
     /// state sees it (a zero sojourn time, a new FQ-CoDel flow's credit).
-    pub fn bypass(&mut self, mut p: Packet, now: Time, rng: &mut Rng) -> Option<Packet> {
+    ///
+    /// Returns whether to send it, with `p` updated in place (a CE mark, or
+    /// the packet the discipline gives out): no `Option<Packet>` is built,
+    /// whose niche makes the compiler write the packet in pieces that the
+    /// next copy then reads whole, a store forwarding stall (issue 29).
+    pub fn bypass(&mut self, p: &mut Packet, now: Time, rng: &mut Rng) -> bool {
         match self.discipline {
-            Discipline::DropTail | Discipline::Red(_) => self.admit(&mut p, now, rng).then_some(p),
+            Discipline::DropTail | Discipline::Red(_) => self.admit(p, now, rng),
             _ => {
                 self.enqueue(p, now, rng);
-                self.dequeue(now)
+                self.dequeue(now).map(|q| *p = q).is_some()
             }
         }
     }
 
     /// Enqueue at the tail; returns false (and counts a drop) when the policy or
     /// the buffer limit refuses the packet.
-    pub fn enqueue(&mut self, p: Packet, now: Time, rng: &mut Rng) -> bool {
+    pub fn enqueue(&mut self, p: &Packet, now: Time, rng: &mut Rng) -> bool {
         // DropTail, the common case, skips the disciplines' matches (issue 29).
         if !matches!(self.discipline, Discipline::DropTail) {
-            return self.enqueue_aqm(p, now, rng);
+            return self.enqueue_aqm(*p, now, rng);
         }
         self.stats.arrivals += 1;
         if !self.has_room(p.wire_bytes) {
-            self.stats.count_drop(&p, false);
+            self.stats.count_drop(p, false);
             return false;
         }
         self.push_fifo(p, now);
@@ -342,7 +347,7 @@ impl Queue {
             self.stats.count_drop(&p, false);
             return false;
         }
-        self.push_fifo(p, now);
+        self.push_fifo(&p, now);
         true
     }
 
@@ -431,9 +436,9 @@ mod tests {
     fn packet_limit_drops_the_overflow() {
         let mut q = Queue::drop_tail(Limit::Packets(2));
         let r = &mut rng();
-        assert!(q.enqueue(pkt(1500), 0, r));
-        assert!(q.enqueue(pkt(1500), 0, r));
-        assert!(!q.enqueue(pkt(1500), 0, r));
+        assert!(q.enqueue(&pkt(1500), 0, r));
+        assert!(q.enqueue(&pkt(1500), 0, r));
+        assert!(!q.enqueue(&pkt(1500), 0, r));
         assert_eq!((q.len(), q.stats.arrivals, q.stats.drops), (2, 3, 1));
     }
 
@@ -441,11 +446,11 @@ mod tests {
     fn byte_limit_counts_wire_bytes() {
         let mut q = Queue::drop_tail(Limit::Bytes(3000));
         let r = &mut rng();
-        assert!(q.enqueue(pkt(1500), 0, r));
-        assert!(q.enqueue(pkt(1500), 0, r));
-        assert!(!q.enqueue(pkt(100), 0, r));
+        assert!(q.enqueue(&pkt(1500), 0, r));
+        assert!(q.enqueue(&pkt(1500), 0, r));
+        assert!(!q.enqueue(&pkt(100), 0, r));
         q.dequeue(0);
-        assert!(q.enqueue(pkt(100), 0, r));
+        assert!(q.enqueue(&pkt(100), 0, r));
         assert_eq!(q.bytes(), 1600);
     }
 
@@ -453,8 +458,8 @@ mod tests {
     fn occupancy_integral_is_time_weighted() {
         let mut q = Queue::drop_tail(Limit::Packets(10));
         let r = &mut rng();
-        q.enqueue(pkt(1500), 0, r);
-        q.enqueue(pkt(1500), 10, r); // 1 pkt for 10 ns
+        q.enqueue(&pkt(1500), 0, r);
+        q.enqueue(&pkt(1500), 10, r); // 1 pkt for 10 ns
         q.dequeue(30); // 2 pkts for 20 ns
         q.advance(40); // 1 pkt for 10 ns
         assert_eq!(q.stats.area_pkts, 10.0 + 40.0 + 10.0);
@@ -513,22 +518,22 @@ mod tests {
         };
         let mut ramp = red(1.0, false);
         for _ in 0..100 {
-            assert!(ramp.enqueue(ect(), 0, r));
+            assert!(ramp.enqueue(&ect(), 0, r));
         }
         assert_eq!((ramp.len(), ramp.stats.drops), (100, 0));
         assert!(ramp.stats.marks > 50, "{} marks", ramp.stats.marks);
         // max_p ~ 0: the ramp lets everything in, past max_th all is dropped.
         let mut q = red(1e-9, false);
         for _ in 0..100 {
-            q.enqueue(pkt(1500), 0, r);
+            q.enqueue(&pkt(1500), 0, r);
         }
         assert_eq!((q.len(), q.stats.early_drops, q.stats.marks), (15, 85, 0));
-        assert!(q.enqueue(ect(), 0, r), "past max_th an ECT packet is marked and kept");
+        assert!(q.enqueue(&ect(), 0, r), "past max_th an ECT packet is marked and kept");
         assert_eq!((q.len(), q.stats.marks), (16, 1));
         assert_eq!(q.pkts.back().unwrap().1.ecn, crate::net::packet::Ecn::Ce);
         let mut hard = red(1e-9, true);
         for _ in 0..100 {
-            hard.enqueue(ect(), 0, r);
+            hard.enqueue(&ect(), 0, r);
         }
         assert_eq!((hard.len(), hard.stats.early_drops, hard.stats.marks), (15, 85, 0), "harddrop");
     }
