@@ -4,7 +4,7 @@
 //! the number of packets in flight: the scheduler stays as small as the topology.
 
 use super::packet::{Kind, Packet};
-use super::queue::Queue;
+use super::queue::{Bypass, Queue};
 use crate::rng::Rng;
 use crate::time::{tx_time_ps, Time};
 use std::collections::VecDeque;
@@ -123,10 +123,11 @@ impl Link {
             return wake;
         }
         if !self.tx_done_pending && self.busy_until <= now && self.queue.is_empty() {
-            let mut p = *p; // the queue may mark it CE
-            if self.queue.bypass(&mut p, now, &mut self.rng) {
-                wake.arrive_at = self.transmit(&p, now);
-            }
+            wake.arrive_at = match self.queue.bypass(p, now, &mut self.rng) {
+                Bypass::Send => self.transmit(p, now),
+                Bypass::SendThis(q) => self.transmit(&q, now),
+                Bypass::Drop => None,
+            };
         } else if self.queue.enqueue(p, now, &mut self.rng) && !self.tx_done_pending {
             self.tx_done_pending = true;
             wake.tx_done_at = Some(self.busy_until);

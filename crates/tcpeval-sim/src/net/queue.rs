@@ -135,6 +135,16 @@ pub struct Codel {
     pub vars: CodelVars,
 }
 
+/// What a queue does with a packet that finds it empty and the line free.
+pub enum Bypass {
+    /// Send the packet as offered.
+    Send,
+    /// Send this one instead (marked CE, or what the discipline gave out).
+    SendThis(Packet),
+    /// The discipline dropped it.
+    Drop,
+}
+
 pub enum Discipline {
     DropTail,
     Red(Red),
@@ -280,17 +290,33 @@ impl Queue {
     /// judge it; the others take it in and give it out at once, so their
     /// state sees it (a zero sojourn time, a new FQ-CoDel flow's credit).
     ///
-    /// Returns whether to send it, with `p` updated in place (a CE mark, or
-    /// the packet the discipline gives out): no `Option<Packet>` is built,
-    /// whose niche makes the compiler write the packet in pieces that the
-    /// next copy then reads whole, a store forwarding stall (issue 29).
-    pub fn bypass(&mut self, p: &mut Packet, now: Time, rng: &mut Rng) -> bool {
-        match self.discipline {
-            Discipline::DropTail | Discipline::Red(_) => self.admit(p, now, rng),
+    /// DropTail sends `p` as it is, so nothing is copied here: a copy the
+    /// compiler splits into fields is written in pieces that the link's copy
+    /// into its pipe then reads whole, a store forwarding stall (issue 29).
+    pub fn bypass(&mut self, p: &Packet, now: Time, rng: &mut Rng) -> Bypass {
+        if matches!(self.discipline, Discipline::DropTail) {
+            self.stats.arrivals += 1;
+            return Bypass::Send;
+        }
+        self.bypass_aqm(p, now, rng)
+    }
+
+    /// `bypass` for the other disciplines: the packet they give out, if any
+    /// (RED's CE mark, or whatever the discipline dequeues).
+    #[inline(never)]
+    fn bypass_aqm(&mut self, p: &Packet, now: Time, rng: &mut Rng) -> Bypass {
+        let mut p = *p;
+        let send = match self.discipline {
+            Discipline::DropTail | Discipline::Red(_) => self.admit(&mut p, now, rng),
             _ => {
-                self.enqueue(p, now, rng);
-                self.dequeue(now).map(|q| *p = q).is_some()
+                self.enqueue(&p, now, rng);
+                self.dequeue(now).map(|q| p = q).is_some()
             }
+        };
+        if send {
+            Bypass::SendThis(p)
+        } else {
+            Bypass::Drop
         }
     }
 

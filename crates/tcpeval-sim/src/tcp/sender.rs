@@ -305,11 +305,14 @@ impl Sender {
             rs.delivered_ce = track.delivered_ce_since(self.s.delivered_ce);
         }
         rs.rtt = rtt;
-        self.last_rate_sample = rs;
         let (recovery, window, in_flight) = (&mut self.recovery, &self.window, self.board.in_flight());
         let raise = acked > 0 && recovery.may_raise_cwnd_after(prior_state);
         let prr = |s: &mut CcState| recovery.prr(s, in_flight, acked > 0, delivered, newly_lost);
         hooks::cong_control(&mut self.cc, &mut self.s, &rs, raise, prr, |s| window.cwnd_limited(s));
+        // Kept after the algorithm has run, not before: `rs` was just written
+        // field by field, and copying it at once stalls on store forwarding
+        // (perf annotate of on_ack, issue 29).
+        self.last_rate_sample = rs;
         if self.tlp.is_some() {
             self.set_xmit_timer_after_ack(acked, reo_armed, now);
         } else {
