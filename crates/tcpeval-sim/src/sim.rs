@@ -348,6 +348,8 @@ impl Simulation {
     /// Offer `p` to link `l`. Packets go by reference from where they are
     /// made or arrive to the link's queue or pipe: each move by value is a
     /// copy, and one out of an Option stalls on store forwarding (issue 29).
+    /// Always inlined, as `Link::transmit`: a call per hop for a few lines.
+    #[inline(always)]
     fn send_on(&mut self, l: u32, p: &Packet) {
         let now = self.sched.now();
         if let Some(cap) = self.capture.as_mut() {
