@@ -266,21 +266,25 @@ impl Receiver {
         self.delack_deadline = None;
         self.last_ack_sent = self.rcv_nxt;
         self.acks_sent += 1;
-        let mut p = Packet::ack(self.cfg.flow, self.cfg.dst, self.rcv_nxt, self.cfg.ack_bytes, now, self.ts_recent);
+        // The blocks are gathered apart and the packet built last, from values:
+        // a packet written through a reference and then returned was copied
+        // out at once, reading its small fields whole just after they were
+        // stored one by one, a store forwarding stall (perf, issue 29).
+        let mut sack = [(0, 0); MAX_SACK_BLOCKS];
         let n = match self.dsack.take() {
-            Some(dup) => self.put_dsack(&mut p.sack, dup),
+            Some(dup) => self.put_dsack(&mut sack, dup),
             None => {
-                p.sack[..self.nrecent].copy_from_slice(&self.recent[..self.nrecent]);
+                sack[..self.nrecent].copy_from_slice(&self.recent[..self.nrecent]);
                 self.nrecent
             }
         };
-        p.nsack = n as u8;
+        // SACK option: kind, length, 8 bytes a block, padded to 4 bytes with NOPs.
+        let option_bytes = if n > 0 { 4 + 8 * n as u32 } else { 0 };
+        let wire = self.cfg.ack_bytes + option_bytes;
+        let mut p = Packet::ack(self.cfg.flow, self.cfg.dst, self.rcv_nxt, wire, now, self.ts_recent);
+        (p.sack, p.nsack) = (sack, n as u8);
         if self.ecn.on() {
             (p.ece, p.ecn) = (self.ecn.ece(), self.ecn.ack_ecn());
-        }
-        if n > 0 {
-            // SACK option: kind, length, 8 bytes a block, padded to 4 bytes with NOPs.
-            p.wire_bytes += 4 + 8 * n as u32;
         }
         p
     }
