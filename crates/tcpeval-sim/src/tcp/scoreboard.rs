@@ -8,7 +8,8 @@
 
 use crate::net::SegRange;
 use crate::time::Time;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// RFC 5681/6675 DupThresh (Linux `tcp_reordering` default).
 pub const DUP_THRESH: u64 = 3;
@@ -63,8 +64,14 @@ pub struct Scoreboard {
     pub(super) sacked: VecDeque<SegRange>,
     /// Segments below this have been checked by the IsLost rule.
     lost_scan: u64,
-    /// No lost, not-yet-retransmitted segment lies below this.
+    /// The scan frontier of `next_lost`: every lost, not-yet-retransmitted
+    /// segment below it is in `lost_behind`.
     retx_hint: u64,
+    /// Segments marked lost behind the frontier (a min-heap; entries go stale
+    /// when retransmitted or acknowledged and are dropped when met). Pulling
+    /// the frontier back instead made each lost retransmission of the head a
+    /// scan of the whole window (issue 29: the 10 Gbit/s linux-3.16 stall).
+    lost_behind: BinaryHeap<Reverse<u64>>,
     /// Retransmissions in flight, in the order sent (so retrans_hi is sorted).
     pub(super) retrans_fifo: VecDeque<u64>,
     /// RACK finds lost retransmissions by time (tcp::rack): no order kept.
@@ -85,6 +92,7 @@ impl Scoreboard {
             sacked: VecDeque::new(),
             lost_scan: 0,
             retx_hint: 0,
+            lost_behind: BinaryHeap::new(),
             retrans_fifo: VecDeque::new(),
             rack: false,
         }
@@ -165,7 +173,14 @@ impl Scoreboard {
         if was & RETRANS != 0 {
             self.retrans_out -= 1;
         }
-        self.retx_hint = self.retx_hint.min(seq);
+        self.note_lost(seq);
+    }
+
+    /// Segment `seq` is now lost and not retransmitted: `next_lost` must see it.
+    fn note_lost(&mut self, seq: u64) {
+        if seq < self.retx_hint {
+            self.lost_behind.push(Reverse(seq));
+        }
     }
 
     /// Whether `seq` (in flight or SACKed, at or above snd_una) is SACKed.
@@ -312,7 +327,7 @@ impl Scoreboard {
             if seg.flags & (SACKED | LOST | RETRANS) == 0 {
                 seg.flags |= LOST;
                 newly += 1;
-                self.retx_hint = self.retx_hint.min(seq);
+                self.note_lost(seq);
             }
         }
         self.lost_out += newly;
@@ -348,7 +363,7 @@ impl Scoreboard {
             self.retrans_fifo.pop_front();
             self.seg(seq).flags &= !RETRANS;
             self.retrans_out -= 1;
-            self.retx_hint = self.retx_hint.min(seq);
+            self.note_lost(seq);
             newly += 1;
         }
         self.lost += newly as u64;
@@ -361,7 +376,7 @@ impl Scoreboard {
             self.seg(self.snd_una).flags |= LOST;
             self.lost_out += 1;
             self.lost += 1;
-            self.retx_hint = self.snd_una;
+            self.note_lost(self.snd_una);
         }
     }
 
@@ -387,13 +402,23 @@ impl Scoreboard {
         self.retrans_out = 0;
         self.retrans_fifo.clear();
         self.retx_hint = self.snd_una;
+        self.lost_behind.clear();
         self.lost_scan = self.snd_nxt;
     }
 
     /// RFC 6675 NextSeg rule 1: the lowest lost segment not yet retransmitted.
+    /// Amortised O(1): the frontier only moves forward (until a timeout), and
+    /// what is marked lost behind it comes from the heap.
     pub fn next_lost(&mut self) -> Option<u64> {
         if self.lost_out == self.retrans_out {
+            self.lost_behind.clear();
             return None;
+        }
+        while let Some(&Reverse(seq)) = self.lost_behind.peek() {
+            if seq >= self.snd_una && self.seg(seq).flags & (LOST | RETRANS) == LOST {
+                return Some(seq);
+            }
+            self.lost_behind.pop();
         }
         while self.retx_hint < self.snd_nxt {
             let seq = self.retx_hint;
@@ -410,6 +435,7 @@ impl Scoreboard {
         self.segs = VecDeque::new();
         self.sacked = VecDeque::new();
         self.retrans_fifo = VecDeque::new();
+        self.lost_behind = BinaryHeap::new();
     }
 
     /// Check the entries against the counters (used by tests).
@@ -437,6 +463,7 @@ impl Scoreboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::packet::MAX_SACK_BLOCKS;
 
     /// `n` segments sent with SACK.
     fn sent(n: u64) -> Scoreboard {
@@ -525,6 +552,79 @@ mod tests {
         b.mark_all_lost();
         assert_eq!((b.lost_out, b.in_flight(), b.next_lost()), (5, 0, Some(0)));
         b.check_invariants().unwrap();
+    }
+
+    /// Issue 29: a lost retransmission of the head must not pull the scan
+    /// frontier back to snd_una (each re-loss then rescanned the window).
+    #[test]
+    fn a_lost_retransmission_of_the_head_keeps_the_scan_frontier() {
+        let n = 1000;
+        let mut b = sent(n);
+        // Every even segment is a hole below SACKed odd ones: all lost.
+        let odd: Vec<SegRange> = (0..n / 2).map(|i| (2 * i + 1, 2 * i + 2)).collect();
+        for chunk in odd.chunks(MAX_SACK_BLOCKS) {
+            sack(&mut b, chunk);
+        }
+        assert_eq!(b.mark_lost_sack(), (n / 2 - 2) as u32, "the holes at n - 4 and n - 2 have 2 and 1 SACKed above");
+        while let Some(seq) = b.next_lost() {
+            b.note_retransmit(seq);
+        }
+        let frontier = b.retx_hint;
+        assert_eq!(frontier, n - 6, "at the last hole retransmitted");
+        for round in 0..3 {
+            // Three segments sent after the head's retransmission are SACKed.
+            let hi = b.snd_nxt;
+            for _ in 0..3 {
+                b.push_new();
+            }
+            sack(&mut b, &[(hi, hi + 3)]);
+            assert!(b.mark_lost_retrans() >= 1, "round {round}");
+            assert_eq!(b.next_lost(), Some(0), "round {round}");
+            assert_eq!(b.retx_hint, frontier, "round {round}: frontier pulled back");
+            while let Some(seq) = b.next_lost() {
+                b.note_retransmit(seq);
+            }
+            b.check_invariants().unwrap();
+        }
+    }
+
+    /// The lowest lost, not-yet-retransmitted segment, by brute force.
+    fn lowest_lost(b: &Scoreboard) -> Option<u64> {
+        let pos = b.segs.iter().position(|s| s.flags & (LOST | RETRANS) == LOST)?;
+        Some(b.snd_una + pos as u64)
+    }
+
+    proptest::proptest! {
+        /// `next_lost` (frontier plus heap) agrees with a scan from snd_una
+        /// after any sequence of sends, SACKs, loss marks, retransmissions,
+        /// cumulative ACKs and timeouts.
+        #[test]
+        fn next_lost_is_the_lowest_lost_segment_not_retransmitted(
+            ops in proptest::collection::vec((0u8..8, 0u64..40, 1u64..6), 1..120),
+        ) {
+            let mut b = sent(20);
+            for (op, at, len) in ops {
+                let span = b.packets_out();
+                let seq = b.snd_una + at % span.max(1);
+                match op {
+                    0 => { b.push_new(); }
+                    1 if span > 0 => { sack(&mut b, &[(seq, seq + len)]); }
+                    2 => { b.mark_lost_sack(); }
+                    3 => { b.mark_lost_retrans(); }
+                    4 if span > 0 => b.mark_lost(seq),
+                    5 => b.mark_head_lost(),
+                    6 if span > 0 => { b.ack_cumulative(seq + 1, &mut |_, _, _| {}); }
+                    7 if at == 0 => b.mark_all_lost(),
+                    _ => {
+                        if let Some(seq) = b.next_lost() {
+                            b.note_retransmit(seq);
+                        }
+                    }
+                }
+                proptest::prop_assert_eq!(b.next_lost(), lowest_lost(&b));
+                proptest::prop_assert_eq!(b.check_invariants(), Ok(()));
+            }
+        }
     }
 
     /// RFC 2883 section 4: a first block below the cumulative ACK (4) or
