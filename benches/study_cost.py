@@ -13,6 +13,13 @@ of before this session has too, so the same script times both trees.
     .venv/bin/python benches/study_cost.py --estimate old.jsonl new.jsonl
 
 extrapolates each file of such lines to every run of the tengig profile (below).
+
+    .venv/bin/python benches/study_cost.py --sample 24 --seed 2026 --duration 90 > s.jsonl
+    .venv/bin/python benches/study_cost.py --mean s.jsonl
+
+times a seeded random sample of the profile's runs instead, and extrapolates
+their mean CPU seconds per simulated second to the whole profile, with a
+bootstrap 95% interval (any study).
 """
 
 import argparse
@@ -64,7 +71,28 @@ def print_estimates(files: list[str]) -> None:
               f"{cpu / 3600:.1f} core-hours")
 
 
+def print_mean_estimate(path: str, study: str, profile: str) -> None:
+    """The profile's core-hours from a random sample's mean cost per simulated
+    second, with a bootstrap 95% interval over the sampled runs."""
+    import random
+    import statistics
+
+    from tcpeval.studies.runner import plan_study
+
+    plan, _ = plan_study(study, profile)
+    total_s = sum(spec.resolved["duration_ns"] / 1e9 for spec in plan.runs)
+    with open(path) as f:
+        rates = [r["cpu_s"] / r["sim_s"] for r in map(json.loads, f)]
+    rng = random.Random(1)
+    boot = sorted(statistics.fmean(rng.choices(rates, k=len(rates))) for _ in range(5000))
+    hours = [x * total_s / 3600 for x in (statistics.fmean(rates), boot[125], boot[-126])]
+    print(f"{path}: {len(rates)} sampled runs of {len(plan.runs)}: {hours[0]:.1f} core-hours "
+          f"(bootstrap 95%: {hours[1]:.1f}-{hours[2]:.1f})")
+
+
 def main() -> None:
+    import random
+
     from tcpeval.run import run_backend
     from tcpeval.studies.runner import plan_study
 
@@ -74,13 +102,21 @@ def main() -> None:
     ap.add_argument("--cells", help="comma-separated run names")
     ap.add_argument("--duration", type=float, default=20.0, help="simulated seconds")
     ap.add_argument("--estimate", nargs="+", metavar="JSONL", help="extrapolate tengig full")
+    ap.add_argument("--sample", type=int, help="time this many runs drawn at random")
+    ap.add_argument("--seed", type=int, default=2026, help="the draw's seed (--sample)")
+    ap.add_argument("--mean", metavar="JSONL", help="extrapolate a --sample file")
     args = ap.parse_args()
     if args.estimate:
         print_estimates(args.estimate)
         return
-    if not args.cells:
-        ap.error("--cells: give the run names to time (or --estimate FILES)")
+    if args.mean:
+        print_mean_estimate(args.mean, args.study, args.profile)
+        return
     plan, keys = plan_study(args.study, args.profile)
+    if args.sample:
+        args.cells = ",".join(random.Random(args.seed).sample(sorted(keys), args.sample))
+    if not args.cells:
+        ap.error("--cells: give the run names to time (or --sample N, --estimate FILES)")
     by_key = {spec.key: spec for spec in plan.runs}
     for name in args.cells.split(","):
         resolved = copy.deepcopy(by_key[keys[name]].resolved)
