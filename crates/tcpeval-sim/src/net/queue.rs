@@ -307,7 +307,7 @@ impl Queue {
     fn bypass_aqm(&mut self, p: &Packet, now: Time, rng: &mut Rng) -> Bypass {
         let mut p = *p;
         let send = match self.discipline {
-            Discipline::DropTail | Discipline::Red(_) => self.admit(&mut p, now, rng),
+            Discipline::Red(_) => self.admit(&mut p, now, rng),
             _ => {
                 self.enqueue(&p, now, rng);
                 self.dequeue(now).map(|q| p = q).is_some()
