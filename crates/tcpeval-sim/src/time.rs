@@ -11,6 +11,12 @@ pub const US: Time = 1_000;
 pub const MS: Time = 1_000_000;
 pub const SEC: Time = 1_000_000_000;
 
+/// One jiffy of the Linux modules the algorithms follow, which count time in
+/// jiffies: tcpeval runs them at HZ = 1000 (cc/htcp.rs, cc/westwood.rs).
+pub const JIFFY: Time = MS;
+/// Jiffies per second (Linux `HZ`).
+pub const HZ: u64 = SEC / JIFFY;
+
 /// Seconds as a float, for reporting only (never for event ordering).
 pub fn as_secs_f64(t: Time) -> f64 {
     t as f64 / SEC as f64

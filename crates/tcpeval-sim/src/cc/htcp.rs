@@ -10,7 +10,7 @@
 
 use super::params::AlgorithmConfig;
 use super::{slow_start, AckSample, CaState, CcState, CongestionOps};
-use crate::time::{Time, MS};
+use crate::time::{Time, HZ, JIFFY};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -18,9 +18,6 @@ use serde::{Deserialize, Serialize};
 const ALPHA_BASE: u32 = 1 << 7;
 const BETA_MIN: u32 = 1 << 6;
 const BETA_MAX: u32 = 102;
-/// Linux works in jiffies; tcpeval uses HZ = 1000 (1 ms).
-const JIFFY: Time = MS;
-const HZ: u64 = 1000;
 /// maxRTT only follows samples within 20 ms above it (outlier filter).
 const MAX_RTT_STEP: u64 = 20;
 /// Adaptive beta needs minRTT above 10 ms.
@@ -256,7 +253,7 @@ impl CongestionOps for Htcp {
 mod tests {
     use super::*;
     use crate::cc::harness::Harness;
-    use crate::time::SEC;
+    use crate::time::{MS, SEC};
 
     fn alpha_at(delta_s: f64, beta: u32, min_rtt_ms: u64, scaling: bool) -> f64 {
         let mut h = Htcp { use_rtt_scaling: scaling, beta, min_rtt: min_rtt_ms, ..Htcp::default() };

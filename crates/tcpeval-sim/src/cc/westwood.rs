@@ -14,7 +14,7 @@
 use super::params::AlgorithmConfig;
 use super::reno::Reno;
 use super::{AckSample, CaEvent, CcState, CongestionOps};
-use crate::time::{Time, MS, SEC};
+use crate::time::{Time, HZ, JIFFY, MS, SEC};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -23,8 +23,6 @@ use serde::{Deserialize, Serialize};
 pub const RTT_WINDOW_MIN: Time = 50 * MS;
 /// Linux `TCP_WESTWOOD_INIT_RTT` (20 s): the RTT assumed until a sample arrives.
 pub const INIT_RTT: Time = 20 * SEC;
-/// One jiffy: tcpeval's HZ is 1000 (cc/htcp.rs does the same).
-const JIFFY: Time = MS;
 
 /// Westwood+'s parameters (`params`).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -116,7 +114,7 @@ impl Westwood {
 
     /// The bandwidth estimate, bytes per second (Linux keeps bytes per jiffy).
     pub fn bandwidth(&self) -> f64 {
-        self.bw_est as f64 * (SEC / JIFFY) as f64
+        self.bw_est as f64 * HZ as f64
     }
 
     pub fn rtt_min(&self) -> Time {
