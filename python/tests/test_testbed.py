@@ -67,7 +67,7 @@ def test_scenarios_the_kernel_cannot_run_are_refused(data, needle):
 ])
 def test_an_aqm_queue_is_refused_naming_what_the_kernel_lacks(queue, probe, option, needle):
     kind = {"step": "red"}.get(queue, queue)
-    options = None if option is None else {testbed.AQM_QDISCS[kind][1]: option}
+    options = None if option is None else {testbed.AQM_QDISCS[kind]: option}
     net = {"queue": queue, **({"step": {"threshold": "12pkt"}} if queue == "step" else {})}
     reason = testbed.refuse_reason(engine({"network": net}),
                                    caps(qdiscs={kind: probe}, qdisc_options=options))
@@ -79,7 +79,7 @@ def test_the_qdisc_probe_agrees_with_the_kernel_options():
     caps = testbed.check()
     if caps["qdisc_options"] is None:
         pytest.skip("no /proc/config.gz")
-    for kind, option in testbed.AQM_QDISCS.values():
+    for kind, option in testbed.AQM_QDISCS.items():
         # A qdisc the kernel was built without cannot be set up (no modules
         # either way); a built-in one can.
         if caps["qdisc_options"][option] == "not set":

@@ -36,11 +36,10 @@ __all__ = ["TestbedError", "TestbedUnavailable", "check", "cleanup", "refuse_rea
            "run_engine_config"]
 
 PROBE_QDISCS = ("tbf", "htb", "pfifo", "bfifo", "netem", "fq", "fq_codel", "red", "codel", "pie")
-# The qdisc each AQM queue would need and the kernel option that builds it
-# (net/sched/Kconfig); a refusal names what this kernel lacks.
-AQM_QDISCS = {"red": ("red", "CONFIG_NET_SCH_RED"), "codel": ("codel", "CONFIG_NET_SCH_CODEL"),
-              "fq_codel": ("fq_codel", "CONFIG_NET_SCH_FQ_CODEL"),
-              "pie": ("pie", "CONFIG_NET_SCH_PIE")}
+# The AQM queues with a Linux qdisc of the same name, and the kernel option
+# that builds it (net/sched/Kconfig); a refusal names what this kernel lacks.
+AQM_QDISCS = {"red": "CONFIG_NET_SCH_RED", "codel": "CONFIG_NET_SCH_CODEL",
+              "fq_codel": "CONFIG_NET_SCH_FQ_CODEL", "pie": "CONFIG_NET_SCH_PIE"}
 # Measured envelope (reference/linux-testbed.md section 2a): aggregate rate the
 # user-space delay line keeps on time on 2 vCPUs, and the rate without delay.
 DELAY_LINE_MAX_BPS = 200e6
@@ -127,7 +126,7 @@ def check() -> dict:
         "algorithms": _algorithm_offers(),
         "qdiscs": qdiscs,
         # "y", "m" or "not set" per AQM qdisc option; None without /proc/config.gz.
-        "qdisc_options": {opt: cfg.get(opt, "not set") for _, opt in AQM_QDISCS.values()}
+        "qdisc_options": {opt: cfg.get(opt, "not set") for opt in AQM_QDISCS.values()}
                          if cfg else None,
         "netem": None if qdiscs is None else qdiscs.get("netem", False),
         "nfqueue": nfqueue,
@@ -272,9 +271,9 @@ def _refuse_queue(queue: str, caps: dict) -> str:
     if queue not in AQM_QDISCS:
         return (f"network.queue: {queue!r} has no Linux qdisc of its own; "
                 "use droptail or --backend sim")
-    kind, option = AQM_QDISCS[queue]
-    if (caps.get("qdiscs") or {}).get(kind) is False:
-        return (f"network.queue: this kernel has no {kind} qdisc "
+    option = AQM_QDISCS[queue]
+    if (caps.get("qdiscs") or {}).get(queue) is False:
+        return (f"network.queue: this kernel has no {queue} qdisc "
                 f"({_option_state(option, caps.get('qdisc_options'))}); "
                 "use droptail or --backend sim")
     return (f"network.queue: {queue} is not implemented on the testbed (only droptail); "
