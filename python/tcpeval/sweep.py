@@ -473,7 +473,8 @@ def seed_matters(resolved: dict) -> bool:
     return (resolved["meta"].get("backend", "sim") != "sim"
             or resolved["meta"].get("background") is not None
             or any(h["loss"] > 0 or h["queue"] == "red" for h in links)
-            or any(f.get("send_overhead_ns") for f in resolved["flows"]))
+            or any(f.get("send_overhead_ns") or f.get("send_jitter_ns")
+                   for f in resolved["flows"]))
 
 
 def copied_points(p: Plan) -> int:
@@ -496,8 +497,9 @@ def describe(p: Plan) -> str:
     copies = copied_points(p)
     if copies:
         lines.append(f"  note: {copies} point(s) have nothing random (no loss, RED, background "
-                     "traffic or send overhead), so their repetitions are identical runs; give "
-                     "the flows a start_jitter or a send_overhead to make them differ")
+                     "traffic, send overhead or send jitter), so their repetitions are "
+                     "identical runs; give the flows a start_jitter, send_overhead or "
+                     "send_jitter to make them differ")
     return "\n".join(lines)
 
 

@@ -70,7 +70,8 @@ FIELDS = {
     "flows.0.txqueuelen": ints(1, 1_000_000), "flows.0.rtt": POSITIVE_TIMES,
     "flows.0.start": [v for v in TIMES if v != [1]] + ["2s", "3s", 2, [], ["1s", "2s"]],
     "flows.0.start_jitter": TIMES,
-    "flows.0.send_overhead": TIMES, "flows.0.delack_timeout": TIMES,
+    "flows.0.send_overhead": TIMES, "flows.0.send_jitter": TIMES,
+    "flows.0.delack_timeout": TIMES,
     "flows.0.max_window": WINDOWS, "flows.0.bytes": SIZES, "flows.0.direction": CC,
     "flows.0.sack": [0, 1, "yes", "true", 2.0, [True]],
     "flows.0.path": [5, [0], [0, 0], [-1, 1], [0, 2], [True, 1]],
@@ -203,8 +204,8 @@ SET_VALUES = ["true", "-1", "1e400", "nan", "inf", '"50"', '"5 parsecs"', "[1, 2
 # The values of SET_VALUES that are valid for a field (by its last key).
 VALID_SET = {"phase": ("-1", "0"), "mu": ("-1", "0"), "rate": ("0",), "bytes": ("1e15",),
              **{k: ("0",) for k in ("count", "bottleneck_delay", "start", "start_jitter",
-                                    "send_overhead", "measure_from", "delack_timeout",
-                                    "seed", "load", "loss")}}
+                                    "send_overhead", "send_jitter", "measure_from",
+                                    "delack_timeout", "seed", "load", "loss")}}
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))

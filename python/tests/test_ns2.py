@@ -329,20 +329,30 @@ def test_unresolved_cells_get_more_seeds_until_decided(monkeypatch):
     assert len(results[noisy.name]["tcpeval"]) > 3
 
 
-def test_pairs_get_half_a_packet_time_of_random_send_overhead_and_singles_none():
+def test_pairs_get_two_packet_times_of_send_jitter_and_singles_none():
     for cell in cx.default_grid("linux-2.6.22"):
         flows = cx.scenario(cell)["flows"]
+        assert all("send_overhead" not in f for f in flows)
         if cell.kind == "single":
-            assert all("send_overhead" not in f for f in flows)
+            assert all("send_jitter" not in f for f in flows)
             continue
         packet_us = 1500 * 8 / {"100Mbps": 100e6, "1Gbps": 1e9}[cell.rate] * 1e6
-        assert [f["send_overhead"] for f in flows] == [f"{packet_us / 2:g}us"] * 2
+        assert [f["send_jitter"] for f in flows] == [f"{packet_us * 2:g}us"] * 2
+
+
+def test_send_jitter_is_ns2s_overhead_and_a_per_packet_overhead_is_refused():
+    sc = {"network": {"bottleneck": "100Mbps", "rtt": "50ms", "buffer": "1bdp"},
+          "flows": [{"cc": "reno", "send_jitter": "240us"}], "run": {"duration": "10s"}}
+    assert "$tcp(0) set overhead_ 0.00024\n" in script_for(sc, seed=1)[0].tcl
+    sc["flows"][0] = {"cc": "reno", "send_overhead": "5us"}
+    with pytest.raises(ScenarioError, match=r"flows\[0\]\.send_overhead: ns-2 has no per-packet"):
+        script_for(sc, seed=1)
 
 
 def test_the_ns2_script_does_not_depend_on_the_ns2_linux_stack():
     """The `ns2-linux` stack changes only tcpeval's side: a cell's ns-2 script
     (and so its cache key) is the one the linux-2.6.22 run translates to, for a
-    single flow and for a pair with its send overhead."""
+    single flow and for a pair with its send jitter."""
     from dataclasses import replace
 
     for cell in (cx.issue_cells()[0], next(c for c in cx.default_grid() if c.kind == "pair")):

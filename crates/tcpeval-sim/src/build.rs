@@ -2,6 +2,7 @@
 
 use crate::cc::Cc;
 use crate::config::{endpoints, FlowConfig, FqCodelConfig, HopConfig, PieConfig, RedConfig, ValidConfig};
+use crate::rng::Rng;
 use crate::stack::Stack;
 use crate::net::topology::{chain, HopSpec, HostSpec, NodeKind, Topology};
 use crate::net::codel::{self, CodelParams, CodelVars};
@@ -142,9 +143,12 @@ pub fn host_pair(src: NodeKind, dst: NodeKind, [a, b]: [u32; 2], rtt_ns: u64, de
     ]
 }
 
+/// Key of the senders' delayed-send streams, apart from every link's (Rng::new).
+const SEND_JITTER_KEY: u64 = 0x5e4d_0000_0000_0000;
+
 /// A flow's endpoints; `cc` is its algorithm as validation built it, `i` the id
-/// its packets carry, `bytes` its size (None: bulk).
-pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r): (u32, u32)) -> (Sender, Receiver) {
+/// its packets carry, `bytes` its size (None: bulk), `seed` the run's.
+pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r): (u32, u32), seed: u64) -> (Sender, Receiver) {
     let ecn = EcnMode::of(f.ecn, cc.needs_ecn());
     let sender = Sender::new(
         SenderConfig {
@@ -160,11 +164,12 @@ pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r
         cc,
     );
     let mut profile = Stack::from_name(&f.stack).expect("validated").profile();
-    profile.reduction = profile.reduction.with_send_overhead(f.send_overhead_ns);
+    profile.reduction = profile.reduction.with_send_jitter(f.send_jitter_ns);
     if let Some(rule) = &f.loss_detection {
         profile.loss_detection = LossDetection::from_name(rule).expect("validated");
     }
-    let sender = sender.with_stack(&profile).with_ecn(ecn);
+    let jitter = Rng::new(seed ^ SEND_JITTER_KEY, i as u64);
+    let sender = sender.with_stack(&profile).with_ecn(ecn).with_send_jitter(f.send_jitter_ns, jitter);
     let receiver = Receiver::new(ReceiverConfig {
         flow: i as u32,
         dst: s,
@@ -202,7 +207,7 @@ pub fn build(cfg: &ValidConfig) -> Built {
     let mut senders = Vec::with_capacity(n);
     let mut receivers = Vec::with_capacity(n);
     for (i, (f, cc)) in cfg.flows.iter().zip(cfg.algorithms()).enumerate() {
-        let (s, r) = endpoint_pair(f, cc.clone(), i, f.bytes, flow_hosts[i]);
+        let (s, r) = endpoint_pair(f, cc.clone(), i, f.bytes, flow_hosts[i], cfg.seed);
         senders.push(s);
         receivers.push(r);
     }

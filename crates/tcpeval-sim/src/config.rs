@@ -409,10 +409,17 @@ pub struct FlowConfig {
     #[serde(default)]
     pub nic_queue_pkts: Option<u64>,
     /// Random extra time, uniform in [0, this), the sending host spends on each
-    /// packet (ns-2's TCP `overhead_`): breaks the phase locking of deterministic
-    /// DropTail runs. 0 (the default) draws nothing.
+    /// packet: breaks the phase locking of deterministic DropTail runs. 0 (the
+    /// default) draws nothing. (ns-2's `overhead_` is `send_jitter_ns`.)
     #[serde(default)]
     pub send_overhead_ns: u64,
+    /// ns-2's delayed send (its TCP agents' `overhead_`, tcp/tcp.cc and
+    /// tcp/tcp-linux.cc `send_much`): after an ACK, a timeout or the start, the
+    /// sender waits a random time, uniform in [0, this), and then sends all the
+    /// window allows at once; ACKs that arrive meanwhile send nothing of their
+    /// own. 0 (the default): the sender sends at once.
+    #[serde(default)]
+    pub send_jitter_ns: u64,
     /// A label echoed in the results (e.g. "web", "background", or the parent
     /// flow of parallel streams).
     #[serde(default)]

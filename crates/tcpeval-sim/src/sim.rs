@@ -429,7 +429,7 @@ impl Simulation {
     }
 
     fn sync_pace(&mut self, f: usize) {
-        let d = self.senders[f].pace_deadline;
+        let d = self.senders[f].send_timer();
         arm(&mut self.sched, &mut self.pace_event[f], d, Ev::Pace(f as u32));
     }
 
@@ -437,7 +437,7 @@ impl Simulation {
         if !fired(&mut self.pace_event[f], now) {
             return;
         }
-        match self.senders[f].pace_deadline {
+        match self.senders[f].send_timer() {
             Some(d) if d <= now => self.with_sender(f, |s, now, out| s.on_pace_timer(now, out)),
             _ => self.sync_pace(f),
         }
@@ -733,7 +733,7 @@ impl Simulation {
         let cc = self.cfg.web_algorithms()[k].clone();
         let flow = &mut self.web.flows[k];
         flow.initial_cwnd = self.web.initial_windows[k].packets(flow.mss, transfer.rtt_ns);
-        let (sender, receiver) = endpoint_pair(&self.web.flows[k], cc, id as usize, Some(transfer.bytes), hosts);
+        let (sender, receiver) = endpoint_pair(&self.web.flows[k], cc, id as usize, Some(transfer.bytes), hosts, self.cfg.seed);
         let slot = WebSlot { source: k as u32, id, start_ns: now, transfer, live: true };
         self.fill_slot(f, hosts, sender, receiver, slot);
         self.with_sender(f, |s, now, out| s.start(now, out));

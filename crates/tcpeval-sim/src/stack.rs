@@ -421,8 +421,8 @@ mod tests {
         assert_eq!((ns2.quickacks, ns2.dsack), (0, false));
         let same = |p: Profile| (p.growth, p.initial_rto, p.initial_window, p.delack_timeout, p.loss_detection);
         assert_eq!(same(ns2), same(linux));
-        assert_eq!(ns2.reduction.with_send_overhead(1), Reduction::Ns2Linux { delayed_send: true });
-        assert_eq!(linux.reduction.with_send_overhead(1), Reduction::RateHalving);
+        assert_eq!(ns2.reduction.with_send_jitter(1), Reduction::Ns2Linux { delayed_send: true });
+        assert_eq!(linux.reduction.with_send_jitter(1), Reduction::RateHalving);
     }
 
     #[test]

@@ -33,8 +33,11 @@ NS2_TIMEOUT_S = 900
 # ns-2.35's CUBIC is 2.6.22.6's v2.1: beta 819/1024 and no HyStart (tcp_cubic.c
 # at 2.6.22.6); these tcpeval params ask for the same, the issue's CUBIC cell.
 CUBIC_AS_2622 = {"beta": 0.7998046875, "hystart": False}
-# Half a 1500-byte packet's time at the bottleneck: pairs' random send overhead.
-PAIR_OVERHEAD_BITS = 1500 * 8 / 2
+# Pairs' send jitter (ns-2's overhead_): two 1500-byte packet times at the
+# bottleneck. Below about that, ns-2 stays phase-locked: its share is the same
+# to 0.005 over seeds and over overhead_ from 1 ns to 60 us (docs/crosscheck.md,
+# "Aggressive flows against Reno at 0.2 BDP: ns-2's phase lock").
+PAIR_JITTER_BITS = 1500 * 8 * 2
 # ns-2's side of a cell depends on nothing but its Tcl script (the seed and the
 # starts tcpeval draws are written into it) and the ns binary, so its summary
 # is kept here and reused: re-running the grid after an engine change costs
@@ -83,15 +86,14 @@ def scenario(cell: Cell) -> dict:
     flows = [first]
     if cell.kind == "pair":
         # Starts spread over one RTT, drawn from the seed, so seeds differ in a
-        # loss-free run (user guide: start_jitter); and a random send overhead
-        # of up to half a bottleneck packet time (ns-2's overhead_ on its side),
-        # so a pair's split measures the algorithms, not the phase locking of two
-        # deterministic DropTail simulations (Floyd and Jacobson 1992;
-        # docs/crosscheck.md "Why the RTT-unfairness pairs differ").
-        overhead = f"{PAIR_OVERHEAD_BITS / _rate_bps(cell.rate) * 1e6:g}us"
-        first.update(start_jitter=f"{cell.rtt_ms}ms", send_overhead=overhead)
+        # loss-free run (user guide: start_jitter); and ns-2's delayed send,
+        # overhead_, on both sides (send_jitter), the remedy of Floyd and
+        # Jacobson (1992) for the phase locking of deterministic DropTail
+        # simulations (docs/crosscheck.md "Why the RTT-unfairness pairs differ").
+        jitter = f"{PAIR_JITTER_BITS / _rate_bps(cell.rate) * 1e6:g}us"
+        first.update(start_jitter=f"{cell.rtt_ms}ms", send_jitter=jitter)
         flows.append({"cc": cell.other, "rtt": f"{cell.other_rtt_ms}ms",
-                      "start_jitter": f"{cell.rtt_ms}ms", "send_overhead": overhead})
+                      "start_jitter": f"{cell.rtt_ms}ms", "send_jitter": jitter})
     run = {"duration": f"{cell.duration_s}s", "measure_from": f"{cell.measure_from_s}s"}
     if cell.stack is not None:
         run["stack"] = cell.stack

@@ -136,6 +136,8 @@ def _check_flow(k: int, f: dict) -> None:
         (f["path"] is not None, "path", "paths exist only in a parking lot"),
         (f["nic_queue_pkts"] is not None, "txqueuelen", "ns-2 has no interface queue "
          "limit; allowed: unset"),
+        (f["send_overhead_ns"] > 0, "send_overhead", "ns-2 has no per-packet host delay "
+         "(its agents' overhead_ delays a whole send: send_jitter); allowed: 0"),
     ]
     for bad, key, why in checks:
         if bad:
@@ -256,7 +258,7 @@ def _flow_tcl(i: int, f: dict, sender: tuple, resolved: dict) -> list[str]:
         f"$tcp({i}) set timestamps_ true",
         f"$tcp({i}) set window_ {_window_pkts(f, resolved)}",
         f"$tcp({i}) set windowInit_ {f['initial_cwnd']}",
-        f"$tcp({i}) set overhead_ {f['send_overhead_ns'] / 1e9!r}",
+        f"$tcp({i}) set overhead_ {f['send_jitter_ns'] / 1e9!r}",
         f"set sink({i}) [new {sink}]",
         f"$sink({i}) set ts_echo_rfc1323_ true",
     ]

@@ -134,6 +134,7 @@ class Flow(_Model):
     start: float | list[float] = 0.0
     start_jitter: Time = 0.0
     send_overhead: Time = 0.0
+    send_jitter: Time = 0.0
     stop: Time | None = None
     rtt: Time | None = None
     max_window: Window | None = None

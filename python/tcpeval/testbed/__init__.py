@@ -238,9 +238,10 @@ def _flow_problem(f: dict) -> str | None:
     if f.get("delack_timeout_ns", 40_000_000) != 40_000_000:
         return ("delack_timeout: Linux's delayed-ACK timer is its own (40 ms minimum); "
                 "use the default or --backend sim")
-    if f.get("send_overhead_ns"):
-        return ("send_overhead: the kernel's own timing is the testbed's noise; "
-                "remove send_overhead or use --backend sim")
+    for key in ("send_overhead", "send_jitter"):
+        if f.get(f"{key}_ns"):
+            return (f"{key}: the kernel's own timing is the testbed's noise; "
+                    f"remove {key} or use --backend sim")
     if f.get("nic_queue_pkts"):
         return "txqueuelen: not emulated on the testbed; remove it or use --backend sim"
     if f.get("ecn"):

@@ -97,10 +97,10 @@ pub enum Reduction {
 
 impl Reduction {
     /// ns-2 TCP-Linux's rule depends on its agent's `overhead_` (the flow's
-    /// send overhead); the other rules do not.
-    pub fn with_send_overhead(self, overhead_ns: u64) -> Reduction {
+    /// `send_jitter`, ns-2's delayed send); the other rules do not.
+    pub fn with_send_jitter(self, jitter_ns: u64) -> Reduction {
         match self {
-            Reduction::Ns2Linux { .. } => Reduction::Ns2Linux { delayed_send: overhead_ns > 0 },
+            Reduction::Ns2Linux { .. } => Reduction::Ns2Linux { delayed_send: jitter_ns > 0 },
             other => other,
         }
     }

@@ -21,6 +21,7 @@ use crate::net::{Packet, SegRange};
 use crate::stack::TxStart;
 use crate::tcp::receiver::NO_TS;
 use crate::tcp::rtt::RttEstimator;
+use crate::rng::Rng;
 use crate::time::Time;
 
 pub use super::scoreboard::DUP_THRESH;
@@ -129,6 +130,8 @@ pub struct Sender {
     pace_next: Time,
     /// When the pacing timer must call `send` again, if it is waiting.
     pub pace_deadline: Option<Time>,
+    /// ns-2's delayed send, if the flow has one (`send_jitter`).
+    jitter: Option<SendJitter>,
     /// Free slots in the interface queue (Linux txqueuelen), set by the simulation
     /// before each call; None when unlimited.
     pub nic_room: Option<u64>,
@@ -150,6 +153,23 @@ pub struct Sender {
     tx_start: TxStart,
 }
 
+/// ns-2's delayed-send timer (`delsnd_timer_`, armed in `send_much` with
+/// `Random::uniform(overhead_)`; tcp/tcp.cc, tcp/tcp-linux.cc at ns-2.35).
+/// Floyd and Jacobson (1992) added it to break phase effects; in ns-2 every
+/// send then comes from the timer, a whole window's worth at a time.
+struct SendJitter {
+    max: Time,
+    rng: Rng,
+    /// When the pending timer fires, if one is.
+    due: Option<Time>,
+}
+
+impl SendJitter {
+    fn draw(&mut self) -> Time {
+        (self.rng.uniform() * self.max as f64) as Time
+    }
+}
+
 impl Sender {
     pub fn new(cfg: SenderConfig, cc: Cc) -> Self {
         let total_segs = cfg.total_bytes.map(|b| b.div_ceil(cfg.mss as u64).max(1));
@@ -168,6 +188,7 @@ impl Sender {
             rto_deadline: None,
             pace_next: 0,
             pace_deadline: None,
+            jitter: None,
             last_rate_sample: RateSample::default(),
             nic_room: None,
             nic_blocked: false,
@@ -180,6 +201,13 @@ impl Sender {
             timer: XmitTimer::Rto,
             tx_start: TxStart::AnyData,
         }
+    }
+
+    /// Send as ns-2's agents do with `overhead_` = `max` > 0 (SendJitter); the
+    /// draws come from `rng`.
+    pub fn with_send_jitter(mut self, max: Time, rng: Rng) -> Self {
+        self.jitter = (max > 0).then_some(SendJitter { max, rng, due: None });
+        self
     }
 
     /// A connection that negotiated ECN (tcp::ecn), or not.
@@ -235,7 +263,7 @@ impl Sender {
     pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.s.now = now;
         self.cc.init(&mut self.s);
-        self.send(now, out);
+        self.send_or_defer(now, out);
     }
 
     fn seg_payload(&self, seq: u64) -> u32 {
@@ -319,7 +347,7 @@ impl Sender {
             self.restart_rto_after_ack(acked, now);
         }
         self.check_completion(now);
-        self.send(now, out);
+        self.send_or_defer(now, out);
     }
 
     /// Take what the ACK reports off the scoreboard; returns the ACK's send-time
@@ -423,7 +451,7 @@ impl Sender {
         // RFC 6298 (5.5): back off the timer.
         self.rtt.backoff += 1;
         self.rto_deadline = Some(now + self.rtt.rto());
-        self.send(now, out);
+        self.send_or_defer(now, out);
     }
 
     fn check_completion(&mut self, now: Time) {
@@ -486,9 +514,36 @@ impl Sender {
         }
     }
 
-    /// The pacing timer fired.
+    /// Send now, or with ns-2's delayed send arm its timer: `send_much` without
+    /// `force` does nothing while the timer is pending, else clamps the pipe
+    /// target and, if the window has room, draws the wait.
+    fn send_or_defer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let Some(jitter) = self.jitter.as_ref() else { return self.send(now, out) };
+        if jitter.due.is_some() {
+            return;
+        }
+        self.recovery.clamp_pipe(self.in_flight());
+        if self.in_flight() < self.recovery.send_window(self.s.cwnd) {
+            let jitter = self.jitter.as_mut().expect("checked above");
+            jitter.due = Some(now + jitter.draw());
+        }
+    }
+
+    /// When the sender's timer (pacing, or ns-2's delayed send) must fire next.
+    pub fn send_timer(&self) -> Option<Time> {
+        let due = self.jitter.as_ref().and_then(|j| j.due);
+        match (self.pace_deadline, due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The pacing or delayed-send timer fired: send what the window allows.
     pub fn on_pace_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.pace_deadline = None;
+        if let Some(j) = self.jitter.as_mut().filter(|j| j.due.is_some_and(|t| t <= now)) {
+            j.due = None;
+        }
         if self.completed.is_none() {
             self.s.now = now;
             self.send(now, out);
@@ -816,6 +871,42 @@ mod tests {
         p
     }
 
+    /// ns-2's delayed send (`send_much` with `overhead_`): the start and each
+    /// ACK arm one timer within [now, now + max); ACKs while it is pending send
+    /// nothing and leave it be; when it fires, the whole window goes at once.
+    #[test]
+    fn send_jitter_defers_each_send_to_one_timer() {
+        let max = 60_000;
+        let mut s = sender(true).with_send_jitter(max, Rng::new(1, 0));
+        let mut out = vec![];
+        s.start(0, &mut out);
+        let due = s.send_timer().expect("the start arms the timer");
+        assert!(out.is_empty() && due < max, "{due}");
+        s.on_pace_timer(due, &mut out);
+        assert_eq!((out.len(), s.send_timer()), (10, None));
+        out.clear();
+        let t = 10 * MS;
+        s.on_ack(&ack(2, &[], 0), t, &mut out);
+        let due = s.send_timer().expect("an ACK arms the timer");
+        assert!(out.is_empty() && (t..t + max).contains(&due), "{due}");
+        s.on_ack(&ack(4, &[], 0), t + 1, &mut out);
+        assert_eq!((out.len(), s.send_timer()), (0, Some(due)), "a pending timer absorbs the ACK");
+        s.on_pace_timer(due, &mut out);
+        // Four delivered, Reno in slow start: cwnd 14, so 14 - 6 in flight go out.
+        assert_eq!((out.len(), s.in_flight()), (8, 14));
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn without_send_jitter_an_ack_sends_at_once() {
+        let mut s = sender(true).with_send_jitter(0, Rng::new(1, 0));
+        let mut out = vec![];
+        s.start(0, &mut out);
+        out.clear();
+        s.on_ack(&ack(2, &[], 0), 10 * MS, &mut out);
+        assert_eq!((out.len(), s.send_timer()), (4, None));
+    }
+
     #[test]
     fn initial_window_goes_out_at_once_without_pacing() {
         let mut s = sender(true);
@@ -883,7 +974,7 @@ mod tests {
     /// cwnd and the packets sent after the exit.
     fn recovery_trajectory(stack: crate::stack::Stack, overhead_ns: u64) -> (Vec<usize>, u32, u32, usize) {
         let (cc, mut profile) = stack.build("reno", &serde_json::Map::new()).unwrap();
-        profile.reduction = profile.reduction.with_send_overhead(overhead_ns);
+        profile.reduction = profile.reduction.with_send_jitter(overhead_ns);
         let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: u64::MAX, sack: true, initial_cwnd: 20 };
         let mut s = Sender::new(cfg, cc).with_stack(&profile);
         let mut out = vec![];
