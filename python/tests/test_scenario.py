@@ -87,6 +87,32 @@ def test_send_overhead_reaches_every_stream_and_zero_keeps_the_run_key():
     assert run_key(resolved({"flows": [{"send_overhead": "1us"}]})) != run_key(plain)
 
 
+def test_send_jitter_reaches_every_stream_and_zero_keeps_the_run_key():
+    r = resolved({"flows": [{"send_jitter": "240us", "streams": 2}, {"cc": "cubic"}]})
+    assert [f["send_jitter_ns"] for f in r["flows"]] == [240_000, 240_000, 0]
+    plain = resolved({"flows": [{}]})
+    assert run_key(resolved({"flows": [{"send_jitter": "0s"}]})) == run_key(plain)
+    assert run_key(resolved({"flows": [{"send_jitter": "1us"}]})) != run_key(plain)
+
+
+def test_send_jitter_makes_seeds_differ_and_repeats_exactly():
+    """A loss-free DropTail pair is the same run whatever the seed; ns-2's
+    delayed send draws from the seed, so seeds then differ, and one seed
+    gives the same run twice."""
+    from tcpeval.run import run
+
+    def share(seed: int, jitter: str) -> float:
+        flows = [{"cc": "reno", "send_jitter": jitter}, {"cc": "cubic", "send_jitter": jitter}]
+        sc = {"network": {"bottleneck": "100Mbps", "rtt": "20ms", "buffer": "0.5bdp"},
+              "flows": flows, "run": {"duration": "6s", "measure_from": "1s"}}
+        t = [f["throughput_mbps"] for f in run(sc, seed=seed).summary["flows"]]
+        return t[0] / sum(t)
+
+    assert share(1, "0s") == share(2, "0s")
+    assert share(1, "240us") == share(1, "240us")
+    assert len({share(s, "240us") for s in (1, 2, 3)}) == 3
+
+
 def test_parallel_streams_expand_and_split_the_transfer():
     r = resolved({"flows": [{"cc": "reno", "streams": 4, "bytes": "10MB", "max_window": "1MB"}]})
     assert len(r["flows"]) == 4
