@@ -340,6 +340,20 @@ def test_pairs_get_two_packet_times_of_send_jitter_and_singles_none():
         assert [f["send_jitter"] for f in flows] == [f"{packet_us * 2:g}us"] * 2
 
 
+def test_ns2_seeds_are_mixed_not_consecutive():
+    """ns-2 copies a seed into all six words of MRG32k3a's state, so seeds 2, 3,
+    4... draw related streams: the script must seed with a mix of the run's seed."""
+    from tcpeval.ns2.translate import ns2_seed
+
+    seeds = [ns2_seed(s, k) for s in range(1, 200) for k in (0, 1)]
+    assert len(set(seeds)) == len(seeds)
+    assert all(1 <= x < 2**31 - 1 for x in seeds)
+    sc = {"network": {"bottleneck": "100Mbps", "rtt": "50ms", "buffer": "1bdp", "loss": 1e-4},
+          "flows": [{"cc": "reno"}], "run": {"duration": "10s"}}
+    tcl = script_for(sc, seed=3)[0].tcl
+    assert f"ns-random {ns2_seed(3, 0)}\n" in tcl and f"$lrng seed {ns2_seed(3, 1)}\n" in tcl
+
+
 def test_send_jitter_is_ns2s_overhead_and_a_per_packet_overhead_is_refused():
     sc = {"network": {"bottleneck": "100Mbps", "rtt": "50ms", "buffer": "1bdp"},
           "flows": [{"cc": "reno", "send_jitter": "240us"}], "run": {"duration": "10s"}}
