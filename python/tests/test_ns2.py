@@ -39,7 +39,8 @@ def test_dumbbell_lines():
     assert _value(tcl, r"^\$ns queue-limit \$A \$B (\d+)$") == "417"
     assert _value(tcl, r"^\$ns duplex-link \$s\(0\) \$A 1000000000 (\S+) DropTail$") == "0.025"
     assert '"$tcp(0) select_ca cubic"' in tcl
-    assert "$tcp(0) set packetSize_ 1448" in tcl and "tcpip_base_hdr_size_ 52" in tcl
+    assert "$tcp(0) set packetSize_ 1448" in tcl and "tcpip_base_hdr_size_ 40" in tcl
+    assert "ts_option_size_ 12" in tcl and "$sink(0) set packetSize_ 52" in tcl
     assert "$tcp(0) set windowInit_ 10" in tcl
     assert "new Agent/TCPSink/Sack1/DelAck" in tcl and "$sink(0) set interval_ 0.04" in tcl
     assert "$em set rate_ 0.001" in tcl and "$ns lossmodel $em $A $B" in tcl
@@ -338,6 +339,26 @@ def test_pairs_get_two_packet_times_of_send_jitter_and_singles_none():
             continue
         packet_us = 1500 * 8 / {"100Mbps": 100e6, "1Gbps": 1e9}[cell.rate] * 1e6
         assert [f["send_jitter"] for f in flows] == [f"{packet_us * 2:g}us"] * 2
+
+
+@pytest.mark.skipif(ns_binary() is None, reason="ns-2 is not installed")
+def test_ns2_wire_sizes_are_tcpevals(tmp_path):
+    """A translated data packet is mtu bytes on ns-2's wire and an ACK the
+    header's 52 (ns-2 adds ts_option_size_ to the header when timestamps are on)."""
+    import subprocess
+
+    sc = {"network": {"bottleneck": "100Mbps", "rtt": "20ms", "buffer": "1bdp"},
+          "flows": [{"cc": "reno"}], "run": {"duration": "1s", "measure_from": "0.5s"}}
+    trace = "set qt [open q.tr w]\n$ns trace-queue $A $B $qt\n$ns trace-queue $B $A $qt\n"
+    tcl = script_for(sc, seed=1)[0].tcl.replace("$ns run", trace + "$ns run")
+    (tmp_path / "r.tcl").write_text(tcl)
+    subprocess.run([ns_binary(), "r.tcl"], cwd=tmp_path, capture_output=True, check=True)
+    rows = [p for p in (line.split() for line in (tmp_path / "q.tr").open()) if p[0] == "+"]
+    data = [int(p[5]) for p in rows if p[4] == "tcp"]
+    acks = [int(p[5]) for p in rows if p[4] == "ack"]
+    # (ns-2 sizes SACK blocks into an ACK, 76 with one; tcpeval does not)
+    assert max(data) == 1500 and data.count(1500) > 0.99 * len(data)
+    assert min(acks) == 52
 
 
 def test_ns2_seeds_are_mixed_not_consecutive():

@@ -226,6 +226,11 @@ def _red_tcl(q: str, red: dict, pkts: int, rate_bps: float) -> list[str]:
             f"{q} set mean_pktsize_ {MTU_BYTES}"]
 
 
+# The TCP timestamps option on the wire: 10 bytes and two NOPs (RFC 7323
+# section 3, Linux's layout), part of tcpeval's 52-byte header.
+TS_OPTION_BYTES = 12
+
+
 def _window_pkts(f: dict, resolved: dict) -> int:
     """ns-2's window_ (the receive-window cap, packets): the flow's max_window, or
     far above anything the path holds (ns-2's default of 20 would cap every flow)."""
@@ -252,15 +257,21 @@ def _flow_tcl(i: int, f: dict, sender: tuple, resolved: dict) -> list[str]:
         f"$ns queue-limit $B $d({i}) {NO_DROP_PKTS}", f"$ns queue-limit $d({i}) $B {NO_DROP_PKTS}",
         *make,
         # Wire packets of mtu bytes: payload packetSize_ plus a header of mtu - mss
-        # (tcpeval's 52 B: IP, TCP and the timestamp option).
+        # (tcpeval's 52 B: IP, TCP and the timestamp option). With timestamps_ on,
+        # ns-2 adds ts_option_size_ (10 by default, tcl/lib/ns-default.tcl) to
+        # tcpip_base_hdr_size_ (TcpAgent::headersize, tcp/tcp.cc): the option's 12
+        # bytes with its padding go there.
         f"$tcp({i}) set packetSize_ {f['mss']}",
-        f"$tcp({i}) set tcpip_base_hdr_size_ {f['mtu'] - f['mss']}",
+        f"$tcp({i}) set tcpip_base_hdr_size_ {f['mtu'] - f['mss'] - TS_OPTION_BYTES}",
+        f"$tcp({i}) set ts_option_size_ {TS_OPTION_BYTES}",
         f"$tcp({i}) set timestamps_ true",
         f"$tcp({i}) set window_ {_window_pkts(f, resolved)}",
         f"$tcp({i}) set windowInit_ {f['initial_cwnd']}",
         f"$tcp({i}) set overhead_ {f['send_jitter_ns'] / 1e9!r}",
         f"set sink({i}) [new {sink}]",
         f"$sink({i}) set ts_echo_rfc1323_ true",
+        # ACKs of tcpeval's size (its header, mtu - mss; TCPSink sends size_).
+        f"$sink({i}) set packetSize_ {f['mtu'] - f['mss']}",
     ]
     if f["delayed_ack"]:
         lines.append(f"$sink({i}) set interval_ {f['delack_timeout_ns'] / 1e9!r}")
