@@ -1,5 +1,5 @@
-"""Issue 33.3: a flow's `loss_detection` ("dupthresh", "dupthresh-tlp" or
-"rack"; absent: its stack's) reaches the engine, and an unknown one is an
+"""Issue 33.3: a flow's `loss_detection` ("dupthresh", "dupthresh-tlp", "rack"
+or "fack"; absent: its stack's) reaches the engine, and an unknown one is an
 error naming the flow's field and what is allowed."""
 
 import pytest
@@ -19,8 +19,8 @@ def test_the_flow_s_rule_reaches_the_engine_and_absent_leaves_the_stack_s():
 
 def test_an_unknown_rule_is_an_error_of_the_flow_s_field():
     with pytest.raises(ScenarioError) as e:
-        resolved({"flows": [{}, {"loss_detection": "fack"}]})
+        resolved({"flows": [{}, {"loss_detection": "sack"}]})
     assert str(e.value).startswith(
-        "flows[1].loss_detection: unknown loss detection 'fack'; "
-        "allowed: dupthresh, dupthresh-tlp, rack"
+        "flows[1].loss_detection: unknown loss detection 'sack'; "
+        "allowed: dupthresh, dupthresh-tlp, rack, fack"
     ), str(e.value)

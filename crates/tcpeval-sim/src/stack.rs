@@ -9,7 +9,7 @@
 //! (`Sender::with_stack`, `Receiver::with_stack`).
 
 use crate::cc::{self, Cc, CcError, Growth};
-use crate::tcp::rack::LossDetection;
+use crate::tcp::rack::{FackRule, LossDetection};
 use crate::tcp::recovery::Reduction;
 use crate::time::{Time, MS, SEC};
 use serde_json::{Map, Value};
@@ -99,6 +99,8 @@ pub struct Profile {
     /// How the sender detects losses (tcp::rack::LossDetection; a flow's
     /// `loss_detection` overrides it).
     pub loss_detection: LossDetection,
+    /// FACK's details in this stack, for LossDetection::Fack.
+    pub fack: FackRule,
     /// Whether the receiver reports duplicates by D-SACK (RFC 2883) when the
     /// flow has SACK: Linux `sysctl_tcp_dsack` = 1 (net/ipv4/tcp_input.c, 2.4
     /// to today); ns-2's `Agent/TCPSink set generateDSacks_ false`
@@ -190,7 +192,8 @@ impl Stack {
             initial_window: InitialWindow::Rfc3390,
             quickacks: LINUX_QUICKACKS,
             delack_timeout: None,
-            loss_detection: LossDetection::DupThresh,
+            loss_detection: LossDetection::Fack,
+            fack: FackRule::LINUX_OLD,
             dsack: true,
             tx_start: TxStart::AnyData,
         };
@@ -201,7 +204,9 @@ impl Stack {
             initial_window: InitialWindow::Fixed(10),
             quickacks: LINUX_QUICKACKS,
             delack_timeout: None,
-            loss_detection: LossDetection::DupThresh,
+            // FACK on (`tcp_fack` = 1) until 4.15 removed it.
+            loss_detection: LossDetection::Fack,
+            fack: FackRule::LINUX_316,
             dsack: true,
             tx_start: TxStart::AnyData,
         };
@@ -231,6 +236,7 @@ impl Stack {
                 quickacks: 0,
                 delack_timeout: Some(100 * MS),
                 loss_detection: LossDetection::DupThresh,
+                fack: FackRule::NS2,
                 dsack: false,
                 tx_start: TxStart::Never,
             },
@@ -239,6 +245,7 @@ impl Stack {
             // timer stay the flow's, which the translation passes to ns-2.
             Stack::Ns2Linux => Profile {
                 reduction: Reduction::Ns2Linux { delayed_send: false },
+                fack: FackRule::NS2,
                 quickacks: 0,
                 dsack: false,
                 tx_start: TxStart::Never,
@@ -386,13 +393,21 @@ mod tests {
         assert_eq!((p.initial_rto, p.initial_window, p.quickacks, p.delack_timeout), (SEC, InitialWindow::Fixed(10), 16, None));
     }
 
-    /// RACK-TLP from Linux 4.18 (linux-6.6); DupThresh in the older stacks
-    /// and ns-2 (docs/stacks.md).
+    /// RACK-TLP from Linux 4.18 (linux-6.6); FACK in the older Linux stacks
+    /// (`tcp_fack` = 1 to 4.14) and ns-2's TCP-Linux scoreboard; DupThresh in
+    /// ns-2's Sack1 agent (docs/stacks.md).
     #[test]
-    fn only_today_s_stack_detects_losses_by_rack() {
+    fn loss_detection_by_stack() {
         for stack in STACKS {
-            let want = if stack == Stack::Linux66 { LossDetection::Rack } else { LossDetection::DupThresh };
-            assert_eq!(stack.profile().loss_detection, want, "{}", stack.name());
+            let (want, rule) = match stack {
+                Stack::Linux66 => (LossDetection::Rack, FackRule::LINUX_316),
+                Stack::Ns2 => (LossDetection::DupThresh, FackRule::NS2),
+                Stack::Ns2Linux => (LossDetection::Fack, FackRule::NS2),
+                Stack::Linux316 => (LossDetection::Fack, FackRule::LINUX_316),
+                _ => (LossDetection::Fack, FackRule::LINUX_OLD),
+            };
+            let p = stack.profile();
+            assert_eq!((p.loss_detection, p.fack), (want, rule), "{}", stack.name());
         }
     }
 

@@ -48,10 +48,41 @@ pub enum LossDetection {
     /// losses"), RACK alone from 4.18 ("tcp: disable RFC6675 loss detection":
     /// `tcp_recovery` = 1 chooses RACK instead of RFC 6675), as 6.6 runs it.
     Rack,
+    /// Forward acknowledgment (Mathis and Mahdavi, SIGCOMM 1996), Linux's
+    /// default from 2.2 to 4.14 (`sysctl_tcp_fack` = 1): every segment more
+    /// than `reordering` below the highest SACKed one is lost, SACKed or not
+    /// what lies between (`tcp_update_scoreboard`, `tcp_mark_head_lost`), and
+    /// a retransmission is lost once anything sent after it is SACKed
+    /// (`tcp_mark_lost_retrans`); the stack's FackRule gives the details.
+    Fack,
 }
 
 /// The names flows use, in the order of LossDetection's variants.
-pub const LOSS_DETECTION_NAMES: [&str; 3] = ["dupthresh", "dupthresh-tlp", "rack"];
+pub const LOSS_DETECTION_NAMES: [&str; 4] = ["dupthresh", "dupthresh-tlp", "rack", "fack"];
+
+/// FACK's details by stack (LossDetection::Fack).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FackRule {
+    /// Segments marked lost lie more than this below the highest SACKed one:
+    /// Linux `tp->reordering` (3, `sysctl_tcp_reordering`); ns-2.35's
+    /// ScoreBoard1 marks at or below `fack_ - (dupack_threshold + 1)`, one
+    /// segment fewer (tcp/scoreboard1.cc).
+    pub gap: u64,
+    /// Marking stops at the recovery point (`tcp_mark_head_lost`'s high_seq
+    /// bound at 2.6.22); from 2.6.26 ("Use SACK to deduce losses of new
+    /// sequences sent during recovery", as 3.16 has it) and in ns-2 it goes
+    /// up to snd_nxt.
+    pub below_recovery_point: bool,
+}
+
+impl FackRule {
+    /// Linux 2.4 to 2.6.25 (net/ipv4/tcp_input.c at 2.6.22).
+    pub const LINUX_OLD: FackRule = FackRule { gap: 3, below_recovery_point: true };
+    /// Linux 2.6.26 to 4.14 (net/ipv4/tcp_input.c at 3.16).
+    pub const LINUX_316: FackRule = FackRule { gap: 3, below_recovery_point: false };
+    /// ns-2.35 TCP-Linux's ScoreBoard1.
+    pub const NS2: FackRule = FackRule { gap: 4, below_recovery_point: false };
+}
 
 impl LossDetection {
     pub fn name(self) -> &'static str {
@@ -65,6 +96,7 @@ impl LossDetection {
             "dupthresh" => Ok(LossDetection::DupThresh),
             "dupthresh-tlp" => Ok(LossDetection::DupThreshTlp),
             "rack" => Ok(LossDetection::Rack),
+            "fack" => Ok(LossDetection::Fack),
             _ => Err(format!("unknown loss detection '{name}'; allowed: {}", LOSS_DETECTION_NAMES.join(", "))),
         }
     }
@@ -72,7 +104,7 @@ impl LossDetection {
     /// The tail loss probe's rules, if this detection has one.
     pub fn tlp(self) -> Option<TlpVersion> {
         match self {
-            LossDetection::DupThresh => None,
+            LossDetection::DupThresh | LossDetection::Fack => None,
             LossDetection::DupThreshTlp => Some(TlpVersion::Linux310),
             LossDetection::Rack => Some(TlpVersion::Linux66),
         }
@@ -519,7 +551,7 @@ mod tests {
         for name in LOSS_DETECTION_NAMES {
             assert_eq!(LossDetection::from_name(name).unwrap().name(), name);
         }
-        assert_eq!(LossDetection::from_name("fack").unwrap_err(), "unknown loss detection 'fack'; allowed: dupthresh, dupthresh-tlp, rack");
+        assert_eq!(LossDetection::from_name("sack").unwrap_err(), "unknown loss detection 'sack'; allowed: dupthresh, dupthresh-tlp, rack, fack");
     }
 
     /// RFC 8985 section 7.2 at Linux 6.6: 2 SRTT + 200 ms with one packet
@@ -596,7 +628,7 @@ mod tests {
             send(&mut rack, &mut b, seq, 21 * MS);
         }
         ack(&mut rack, &mut b, &[(1, 7)], 31 * MS, 10 * MS);
-        assert_eq!(b.mark_lost_retrans(), 0, "one SACKed after it is not DupThresh");
+        assert_eq!(b.mark_lost_retrans(crate::tcp::scoreboard::DUP_THRESH), 0, "one SACKed after it is not DupThresh");
         assert_eq!(rack.mark_lost(&mut b, 31 * MS, 0), (1, None));
         assert_eq!((b.lost_out, b.next_lost()), (1, Some(0)), "to be retransmitted again");
         b.check_invariants().unwrap();
@@ -644,7 +676,7 @@ mod tests {
     /// delayed on the way by its time (reordering), and D-SACK on or off.
     fn transfer_reordered(rule: LossDetection, segs: u64, drop: &[u64], late: &[(u64, Time)], dsack: bool, rtt: Time) -> Sender {
         let cfg = SenderConfig { flow: 0, dst: 1, mss: 1000, header_bytes: 52, total_bytes: Some(segs * 1000), max_window: u64::MAX, sack: true, initial_cwnd: 10 };
-        let mut s = Sender::new(cfg, Cc::Reno(Reno)).with_loss_detection(rule);
+        let mut s = Sender::new(cfg, Cc::Reno(Reno)).with_loss_detection(rule, FackRule::LINUX_316);
         let rcfg = ReceiverConfig { flow: 0, dst: 0, mss: 1000, total_bytes: Some(segs * 1000), delayed_ack: false, delack_timeout: 40 * MS, ack_bytes: 52 };
         let mut r = Receiver::new(rcfg).with_dsack(dsack);
         // (arrival, order, packet): data to the receiver, ACKs (kind Ack) back.
@@ -853,7 +885,7 @@ mod tests {
     #[test]
     fn the_sender_counts_a_dsack_and_takes_no_news_from_it() {
         let cfg = SenderConfig { flow: 0, dst: 1, mss: 1000, header_bytes: 52, total_bytes: None, max_window: u64::MAX, sack: true, initial_cwnd: 10 };
-        let mut s = Sender::new(cfg, Cc::Reno(Reno)).with_loss_detection(LossDetection::Rack);
+        let mut s = Sender::new(cfg, Cc::Reno(Reno)).with_loss_detection(LossDetection::Rack, FackRule::LINUX_316);
         let mut out = vec![];
         s.start(0, &mut out);
         let mut a = Packet::ack(0, 0, 2, 52, 10 * MS, NO_TS_ECR);

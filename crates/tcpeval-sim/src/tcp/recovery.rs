@@ -180,6 +180,11 @@ impl Recovery {
         false
     }
 
+    /// The end of the current (or last) recovery episode (Linux high_seq).
+    pub fn recovery_point(&self) -> u64 {
+        self.high_seq
+    }
+
     fn is_ns2_linux(&self) -> bool {
         matches!(self.reduction, Reduction::Ns2Linux { .. })
     }

@@ -336,6 +336,29 @@ impl Scoreboard {
         newly
     }
 
+    /// FACK (LossDetection::Fack): every segment below the highest SACKed one
+    /// minus `gap` is lost unless SACKed, marked or retransmitted, up to
+    /// `bound` (Linux `tcp_update_scoreboard` with `tcp_is_fack`: the first
+    /// fackets_out - reordering segments from snd_una; fackets_out counts to
+    /// the highest SACKed segment).
+    pub fn mark_lost_fack(&mut self, gap: u64, bound: u64) -> u32 {
+        let Some(&(_, high)) = self.sacked.back() else { return 0 };
+        let limit = high.saturating_sub(gap).min(bound);
+        let mut newly = 0;
+        for seq in self.lost_scan.max(self.snd_una)..limit {
+            let seg = self.seg(seq);
+            if seg.flags & (SACKED | LOST | RETRANS) == 0 {
+                seg.flags |= LOST;
+                newly += 1;
+                self.note_lost(seq);
+            }
+        }
+        self.lost_out += newly;
+        self.lost += newly as u64;
+        self.lost_scan = self.lost_scan.max(limit);
+        newly
+    }
+
     fn lost_limit(&self) -> Option<u64> {
         let mut above = 0;
         for &(start, end) in self.sacked.iter().rev() {
@@ -347,9 +370,11 @@ impl Scoreboard {
         None
     }
 
-    /// A retransmission is lost when DupThresh segments sent after it have been
-    /// SACKed (the idea of Linux's pre-RACK `tcp_mark_lost_retrans`).
-    pub fn mark_lost_retrans(&mut self) -> u32 {
+    /// A retransmission is lost when `after` segments sent after it have been
+    /// SACKed: DupThresh (the idea of Linux's pre-RACK `tcp_mark_lost_retrans`
+    /// without FACK), or 1 with FACK (Linux 2.6.22 and 3.16 mark it lost once
+    /// the highest SACK lies beyond the snd_nxt of its sending).
+    pub fn mark_lost_retrans(&mut self, after: u64) -> u32 {
         let high_sacked = self.sacked.back().map_or(0, |r| r.1);
         let mut newly = 0;
         while let Some(&seq) = self.retrans_fifo.front() {
@@ -357,7 +382,7 @@ impl Scoreboard {
                 self.retrans_fifo.pop_front();
                 continue;
             }
-            if high_sacked < self.seg(seq).retrans_hi + DUP_THRESH {
+            if high_sacked < self.seg(seq).retrans_hi + after {
                 break;
             }
             self.retrans_fifo.pop_front();
@@ -498,6 +523,40 @@ mod tests {
         b.check_invariants().unwrap();
     }
 
+    /// Sparse SACKs: 0, 2 and 4 lost, 1, 3 and 5 SACKed. RFC 6675 marks 0 only
+    /// (three SACKed above it); FACK marks what lies more than 3 below the
+    /// highest SACKed (6): 0 and 2 (Linux), 0 only with ns-2's gap of 4; a
+    /// bound at 1 (2.6.22's recovery point) stops it there.
+    #[test]
+    fn fack_marks_by_distance_from_the_highest_sack() {
+        let blocks = [(1, 2), (3, 4), (5, 6)];
+        for (gap, bound, want) in [(3, 6, 2), (4, 6, 1), (3, 1, 1)] {
+            let mut b = sent(6);
+            sack(&mut b, &blocks);
+            assert_eq!(b.mark_lost_fack(gap, bound), want, "gap {gap} bound {bound}");
+            assert_eq!(lowest_lost(&b), Some(0));
+            b.check_invariants().unwrap();
+        }
+        let mut b = sent(6);
+        sack(&mut b, &blocks);
+        assert_eq!(b.mark_lost_sack(), 1);
+    }
+
+    /// FACK's lost retransmission: one segment sent after it SACKed is enough.
+    #[test]
+    fn fack_finds_a_lost_retransmission_after_one_later_sack() {
+        let mut b = sent(10);
+        sack(&mut b, &[(1, 5)]);
+        assert_eq!(b.mark_lost_fack(3, 10), 1);
+        b.note_retransmit(0); // retrans_hi = snd_nxt = 10
+        b.push_new();
+        sack(&mut b, &[(10, 11)]);
+        assert_eq!(b.mark_lost_retrans(DUP_THRESH), 0, "one segment sent after it SACKed");
+        assert_eq!(b.mark_lost_retrans(1), 1);
+        assert_eq!(b.next_lost(), Some(0), "to be retransmitted again");
+        b.check_invariants().unwrap();
+    }
+
     #[test]
     fn sack_blocks_merge_and_count_each_segment_once() {
         let mut b = sent(20);
@@ -520,9 +579,9 @@ mod tests {
         }
         assert_eq!((b.in_flight(), b.next_lost()), (10 + 3 - 3 - 1 + 1, None));
         sack(&mut b, &[(10, 12)]);
-        assert_eq!(b.mark_lost_retrans(), 0, "two segments sent after it SACKed");
+        assert_eq!(b.mark_lost_retrans(DUP_THRESH), 0, "two segments sent after it SACKed");
         sack(&mut b, &[(10, 13)]);
-        assert_eq!(b.mark_lost_retrans(), 1);
+        assert_eq!(b.mark_lost_retrans(DUP_THRESH), 1);
         assert_eq!(b.next_lost(), Some(0), "to be retransmitted again");
         b.check_invariants().unwrap();
     }
@@ -578,7 +637,7 @@ mod tests {
                 b.push_new();
             }
             sack(&mut b, &[(hi, hi + 3)]);
-            assert!(b.mark_lost_retrans() >= 1, "round {round}");
+            assert!(b.mark_lost_retrans(DUP_THRESH) >= 1, "round {round}");
             assert_eq!(b.next_lost(), Some(0), "round {round}");
             assert_eq!(b.retx_hint, frontier, "round {round}: frontier pulled back");
             while let Some(seq) = b.next_lost() {
@@ -610,7 +669,7 @@ mod tests {
                     0 => { b.push_new(); }
                     1 if span > 0 => { sack(&mut b, &[(seq, seq + len)]); }
                     2 => { b.mark_lost_sack(); }
-                    3 => { b.mark_lost_retrans(); }
+                    3 => { b.mark_lost_retrans(DUP_THRESH); }
                     4 if span > 0 => b.mark_lost(seq),
                     5 => b.mark_head_lost(),
                     6 if span > 0 => { b.ack_cumulative(seq + 1, &mut |_, _, _| {}); }
