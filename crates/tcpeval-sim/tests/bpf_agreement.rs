@@ -15,7 +15,7 @@ use tcpeval_sim::cc::AckSample;
 use tcpeval_sim::stack::DEFAULT_STACK;
 
 /// The algorithms with a BPF program, by the simulator's name.
-const ALGORITHMS: &[&str] = &["scalable", "highspeed", "bic", "htcp", "vegas", "illinois", "yeah", "westwood", "lp", "hstcplp", "fast"];
+const ALGORITHMS: &[&str] = &["scalable", "highspeed", "bic", "htcp", "vegas", "illinois", "yeah", "westwood", "lp", "hstcplp", "fast", "compound"];
 /// The reverse path's delay in the timestamped lives (their forward delay varies).
 const REVERSE: u64 = 25_000_000;
 
@@ -301,6 +301,36 @@ fn westwood_follows_the_simulator_with_rtts_between_whole_jiffies() {
     a.extend([Action::Timeout, Action::Round { pairs: false }, Action::Round { pairs: true }, Action::Lose]);
     for cwnd in [10, 300] {
         agree("westwood", cwnd, &a).unwrap();
+    }
+}
+
+/// Compound's delay window through each of its rules: rounds at the base RTT
+/// above the low window (dwnd grows by alpha win^(3/4) - 1 a round), a queue
+/// below gamma (it still grows), one above (it shrinks, to 0), a loss (the split
+/// of win (1 - beta)), growth again, a timeout (dwnd cleared) and slow start
+/// back; RTTs off the ms grid.
+#[test]
+fn compound_follows_the_simulator_through_its_delay_window() {
+    let mut a = vec![Action::Ssthresh(45)];
+    a.extend([Action::Round { pairs: true }; 8]);
+    a.push(Action::Rtt(100_700_300));
+    a.extend([Action::Round { pairs: false }, Action::Round { pairs: true }]);
+    a.push(Action::Rtt(160_300_000));
+    a.extend([Action::Round { pairs: true }; 6]);
+    a.push(Action::Rtt(100_000_000));
+    a.extend([Action::Round { pairs: false }; 3]);
+    a.extend([Action::Lose, Action::Round { pairs: true }, Action::Round { pairs: true }, Action::Lose]);
+    a.extend([Action::Round { pairs: false }; 4]);
+    a.extend([Action::Timeout, Action::Ssthresh(80)]);
+    a.extend([Action::Round { pairs: true }; 10]);
+    for cwnd in [50, 300, 5000] {
+        // The life really runs the delay window: an ACK adds more than one
+        // packet (a dwnd step up) and one takes some away (a step down).
+        let (steps, states) = simulate("compound", cwnd, &a);
+        let acks: Vec<(u32, u32)> = states.windows(2).zip(&steps[1..]).filter(|(_, s)| matches!(s, Step::Ack(_))).map(|(w, _)| (w[0].0, w[1].0)).collect();
+        assert!(acks.iter().any(|&(before, after)| after >= before + 2 && before >= 45), "from {cwnd}: no dwnd step up");
+        assert!(acks.iter().any(|&(before, after)| after < before), "from {cwnd}: no dwnd step down");
+        agree("compound", cwnd, &a).unwrap();
     }
 }
 

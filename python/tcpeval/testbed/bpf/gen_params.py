@@ -11,6 +11,7 @@ naming it (the engine renamed or dropped it).
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 # (algorithm, parameter, macro, scale): value * scale as an integer, rounded as
@@ -20,7 +21,9 @@ import sys
 # beta in 1/64 (tcp_illinois.c ALPHA_SHIFT, BETA_SHIFT), flags as 0/1; seconds
 # in jiffies of 1 ms (the simulator's HZ = 1000: Westwood's window); TCP-LP's
 # delta in parts per million, as lp.rs keeps it (LpConfig::delta_ppm); FAST's
-# alpha x 2^10 and gamma x 2^20, as fast.rs keeps them.
+# alpha x 2^10 and gamma x 2^20, as fast.rs keeps them; Compound's alpha, beta
+# and zeta x 2^20 and gamma x 2^10, as compound.rs keeps them, its low window
+# rounded up (compound.rs compares a whole window with it).
 WANTED = (
     ("scalable", "ai_cnt", "SCALABLE_AI_CNT", 1),
     ("scalable", "md_scale", "SCALABLE_MD_SCALE", 1),
@@ -38,6 +41,11 @@ WANTED = (
     ("fast", "alpha", "FAST_ALPHA_FP", 1 << 10),
     ("fast", "gamma", "FAST_GAMMA_FP", 1 << 20),
     ("fast", "pacing", "FAST_PACING", 1),
+    ("compound", "alpha", "COMPOUND_ALPHA_FP", 1 << 20),
+    ("compound", "beta", "COMPOUND_BETA_FP", 1 << 20),
+    ("compound", "zeta", "COMPOUND_ZETA_FP", 1 << 20),
+    ("compound", "gamma", "COMPOUND_GAMMA_FP", 1 << 10),
+    ("compound", "low_window", "COMPOUND_LOW_WINDOW", 1),
     ("lp", "delta", "LP_DELTA_PPM", 1_000_000),
     ("lp", "inference_rtts", "LP_INFERENCE_RTTS", 1),
     ("lp", "recenter", "LP_RECENTER", 1),
@@ -53,9 +61,11 @@ WANTED = (
       for name in ("alpha", "gamma", "delta", "epsilon", "phy", "rho", "zeta", "scalable_ai_cnt")),
 )
 TRUNCATED = {"illinois"}
+CEILED = {("compound", "low_window")}
 # Defaults the C is written for rather than reads (tcpeval_hstcp-lp.c has
-# TCP-LP's halving only): a change of the engine's default is an error.
-FIXED = (("hstcp-lp", "eci_decrease", "half"),)
+# TCP-LP's halving only, tcpeval_compound.c win^(3/4) only): a change of the
+# engine's default is an error.
+FIXED = (("hstcp-lp", "eci_decrease", "half"), ("compound", "k", 0.75))
 
 
 def header(params: dict) -> str:
@@ -70,7 +80,11 @@ def header(params: dict) -> str:
         except KeyError:
             raise SystemExit(f"gen_params: the engine has no {alg}.{name}") from None
         scaled = float(value) * scale
-        lines.append(f"#define {macro} {int(scaled) if alg in TRUNCATED else round(scaled)}")
+        if (alg, name) in CEILED:
+            fixed = math.ceil(scaled)
+        else:
+            fixed = int(scaled) if alg in TRUNCATED else round(scaled)
+        lines.append(f"#define {macro} {fixed}")
     lines.append("#endif")
     return "\n".join(lines) + "\n"
 
