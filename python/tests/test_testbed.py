@@ -461,6 +461,40 @@ def test_a_small_buffer_or_random_loss_is_not_a_saturating_run():
     assert not gates.saturating(_plan(loss=0.01))
 
 
+def _rate_run(plan, mbps_delivered: float, busy_mbps: float, qlen: int):
+    """A 10 s run sampled every 0.1 s: goodput `mbps_delivered`, and the shaper
+    carrying `busy_mbps` with `qlen` packets queued."""
+    step, n = 0.1, 100
+    t_ns = [int(round((k + 1) * step * 1e9)) for k in range(n)]
+    raw = {"intervals": {"t_ns": t_ns, "delivered_bytes": [mbps_delivered * 1e6 / 8 * step] * n},
+           "links": [{"tx_bytes": busy_mbps * 1e6 / 8 * 10}]}
+    samples = [{"t": k * step, "fwd": {"bytes": busy_mbps * 1e6 / 8 * step * k, "qlen": qlen}}
+               for k in range(n + 1)]
+    return raw, samples
+
+
+def test_an_algorithm_that_does_not_promise_to_fill_is_judged_by_the_busy_shaper():
+    from tcpeval.testbed import gates
+    from tcpeval.testbed.topology import make_plan
+
+    def plan(cc):
+        cfg = engine({"network": {"bottleneck": "100Mbps", "rtt": "50ms", "buffer": "1bdp"},
+                      "flows": [{"cc": cc, "count": 2}], "run": {"duration": "10s"}})
+        return make_plan(cfg, "tcpe-x-", "nfqueue", "/bin/true")
+
+    def verdict(cc, delivered, busy, qlen):
+        raw, samples = _rate_run(plan(cc), delivered, busy, qlen)
+        return {g["gate"]: g["ok"] for g in gates.rate(plan(cc), raw, samples)}
+
+    # Two LP flows leaving a fifth of the link idle: valid while the shaper works.
+    assert verdict("lp", 60.8, 99.0, 5) == {"bottleneck rate": True, "rate while busy": True}
+    assert verdict("lp", 60.8, 60.8, 5)["rate while busy"] is False, "a slow shaper"
+    assert verdict("lp", 60.8, 60.8, 0)["rate while busy"] is True, "never backlogged"
+    assert verdict("westwood", 80.0, 99.0, 5)["rate while busy"] is True
+    # CUBIC promises to fill the link: its goodput is judged.
+    assert verdict("cubic", 60.8, 99.0, 5) == {"bottleneck rate": True, "achieved rate": False}
+
+
 def test_relative_difference():
     from tcpeval.testbed.compare import rel
 

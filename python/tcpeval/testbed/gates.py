@@ -27,7 +27,15 @@ Limits, and why:
 - rate: the bottleneck never carries more than its rate (+2%); for a saturating
   run (bulk flows, no window cap, no random loss, buffer >= 1 BDP of the longest
   RTT) the aggregate goodput after the flows' start-up is >= 90% of the goodput
-  ceiling R * MSS / (MTU + 14).
+  ceiling R * MSS / (MTU + 14). Algorithms that do not promise to fill the link
+  (NOT_FILLING: TCP-LP and HSTCP-LP yield by design, Westwood+ recovers slowly
+  from its slow-start overshoot, on both backends) get the busy-period gate in
+  its place: while the bottleneck queue holds packets (>= BUSY_QLEN at both
+  ends of a sampling interval, at least MIN_BUSY_S of such intervals after the
+  start-up) the shaper carries >= 90% of its rate. That judges the emulated
+  link, not the algorithm: 2 LP flows at 100 Mbit/s, 50 ms reached 60.8
+  Mbit/s on the kernel and 73.7 in the simulator (issue 32), a valid result
+  the goodput gate refused.
 """
 
 from __future__ import annotations
@@ -39,6 +47,10 @@ from .topology import ETH_HEADER, Plan
 
 LATE_MAX_FLOOR_US = 10_000.0
 REORDER_KEYS = ("TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder")
+# The simulator's names (and aliases) of algorithms not expected to fill the link.
+NOT_FILLING = frozenset({"lp", "tcplp", "hstcp-lp", "hstcplp", "westwood", "westwoodplus"})
+BUSY_QLEN = 2
+MIN_BUSY_S = 1.0
 
 
 def _gate(name: str, ok: bool, detail: str, **values) -> dict:
@@ -128,7 +140,28 @@ def saturating(plan: Plan) -> bool:
             and all(f.bytes is None and f.stop_s is None and f.window is None for f in plan.flows))
 
 
-def rate(plan: Plan, raw: dict) -> list[dict]:
+def busy_rate(plan: Plan, samples: list[dict], settle: float) -> dict:
+    """The shaper's rate while its queue is backlogged (see the module doc)."""
+    spans = [(a, b) for a, b in zip(samples, samples[1:], strict=False)
+             if a["t"] >= settle and min(a["fwd"]["qlen"], b["fwd"]["qlen"]) >= BUSY_QLEN]
+    busy = sum(b["t"] - a["t"] for a, b in spans)
+    if busy < MIN_BUSY_S:
+        return _gate("rate while busy", True, f"not judged: the bottleneck was backlogged "
+                     f"for {busy:.2f} s after {settle:.1f} s (need {MIN_BUSY_S:g} s)",
+                     busy_s=busy)
+    carried = sum(b["fwd"]["bytes"] - a["fwd"]["bytes"] for a, b in spans) * 8 / busy
+    return _gate("rate while busy", carried >= 0.9 * plan.rate_bps,
+                 f"carried {carried / 1e6:.2f} Mbit/s over {busy:.1f} s with a backlog, "
+                 f"rate {plan.rate_bps / 1e6:g} Mbit/s (need >= 90%)",
+                 busy_s=busy, busy_mbps=carried / 1e6)
+
+
+def fills(plan: Plan) -> bool:
+    """Whether every flow's algorithm promises to fill an idle link."""
+    return not any(f.cc in NOT_FILLING for f in plan.flows)
+
+
+def rate(plan: Plan, raw: dict, samples: list[dict] | None = None) -> list[dict]:
     f0 = plan.flows[0]
     ceiling = plan.rate_bps * f0.mss / (f0.mtu + ETH_HEADER)
     iv = raw["intervals"]
@@ -144,7 +177,9 @@ def rate(plan: Plan, raw: dict) -> list[dict]:
     out = [_gate("bottleneck rate", carried <= 1.02 * plan.rate_bps,
                  f"carried {carried / 1e6:.2f} Mbit/s on a {plan.rate_bps / 1e6:g} Mbit/s "
                  f"bottleneck", carried_mbps=carried / 1e6)]
-    if saturating(plan) and span:
+    if saturating(plan) and span and not fills(plan):
+        out.append(busy_rate(plan, samples or [], settle))
+    elif saturating(plan) and span:
         out.append(_gate("achieved rate", goodput >= 0.9 * ceiling,
                          f"aggregate goodput {goodput / 1e6:.2f} Mbit/s after {settle:.1f} s, "
                          f"ceiling {ceiling / 1e6:.2f} Mbit/s (need >= 90%)",
@@ -155,7 +190,7 @@ def rate(plan: Plan, raw: dict) -> list[dict]:
 def evaluate(plan: Plan, raw: dict, m: dict) -> dict:
     """Every gate's verdict; the run is valid when all pass."""
     gates = (delay_line(plan, m.get("delayline")) + base_rtt(plan, raw["flows"])
-             + drops(plan, raw, m) + reordering(plan, raw) + rate(plan, raw))
+             + drops(plan, raw, m) + reordering(plan, raw) + rate(plan, raw, m.get("samples")))
     failed = [g for g in gates if not g["ok"]]
     return {"valid": not failed, "reasons": [f"{g['gate']}: {g['detail']}" for g in failed],
             "gates": gates, "delay": plan.delay, "delay_line": m.get("delayline"),
