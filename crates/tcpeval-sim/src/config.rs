@@ -437,8 +437,9 @@ pub struct FlowConfig {
     #[serde(default)]
     pub ecn: bool,
     /// How the sender detects losses: "dupthresh" (RFC 6675), "dupthresh-tlp"
-    /// (with the tail loss probe) or "rack" (RACK-TLP, RFC 8985); absent: the
-    /// stack's (docs/stacks.md). Without SACK, NewReno's DupThresh.
+    /// (with the tail loss probe), "rack" (RACK-TLP, RFC 8985) or "fack"
+    /// (forward acknowledgment, Linux 2.4-4.14); absent: the stack's
+    /// (docs/stacks.md). Without SACK, NewReno's DupThresh.
     #[serde(default)]
     #[schemars(schema_with = "loss_detection_schema")]
     pub loss_detection: Option<String>,
