@@ -33,6 +33,9 @@ DISAGREE = {
     "FAST's intra-protocol fairness is lower":
         "linux-2.6.13 quick run (issue 30): FAST's Jain index with background +0.002 "
         "against without (on today's Linux -0.003): within a few thousandths either way",
+    "H-TCP and STCP have the highest loss rates with background":
+        "linux-2.6.13 quick run with FACK (b452db4): worse rank 3 (2 before FACK; the full "
+        "profile keeps 2 with FACK)",
 }
 
 
