@@ -321,19 +321,7 @@ impl Scoreboard {
     /// is lost. Segments below the DupThresh-th highest SACKed one qualify.
     pub fn mark_lost_sack(&mut self) -> u32 {
         let Some(limit) = self.lost_limit() else { return 0 };
-        let mut newly = 0;
-        for seq in self.lost_scan.max(self.snd_una)..limit {
-            let seg = self.seg(seq);
-            if seg.flags & (SACKED | LOST | RETRANS) == 0 {
-                seg.flags |= LOST;
-                newly += 1;
-                self.note_lost(seq);
-            }
-        }
-        self.lost_out += newly;
-        self.lost += newly as u64;
-        self.lost_scan = self.lost_scan.max(limit);
-        newly
+        self.mark_lost_below(limit)
     }
 
     /// FACK (LossDetection::Fack): every segment below the highest SACKed one
@@ -343,7 +331,12 @@ impl Scoreboard {
     /// the highest SACKed segment).
     pub fn mark_lost_fack(&mut self, gap: u64, bound: u64) -> u32 {
         let Some(&(_, high)) = self.sacked.back() else { return 0 };
-        let limit = high.saturating_sub(gap).min(bound);
+        self.mark_lost_below(high.saturating_sub(gap).min(bound))
+    }
+
+    /// Mark lost every segment below `limit` not yet scanned that is neither
+    /// SACKed, marked nor retransmitted.
+    fn mark_lost_below(&mut self, limit: u64) -> u32 {
         let mut newly = 0;
         for seq in self.lost_scan.max(self.snd_una)..limit {
             let seg = self.seg(seq);
