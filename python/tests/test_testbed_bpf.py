@@ -37,6 +37,14 @@ def caps(offers):
                                       "max_rate_without_delay_bps": 1e9}}
 
 
+def test_check_says_why_dctcp_and_bbr3_have_no_program():
+    from tcpeval.testbed import kernel_cc
+
+    assert "ECN marks" in kernel_cc.bpf_problem("dctcp")
+    assert "not in mainline" in kernel_cc.bpf_problem("bbr3")
+    assert kernel_cc.bpf_problem("nosuch") == "no BPF program is written for it"
+
+
 def test_the_parameter_header_carries_the_engines_defaults_in_fixed_point():
     params = json.loads(_sim.algorithm_params())
     text = gen_params.header(params)

@@ -72,10 +72,21 @@ def registered() -> dict[str, int]:
             if r.get("name", "").startswith(MAP_PREFIX)}
 
 
+# Why the simulator's algorithms without a BPF program have none.
+NOT_WRITTEN = {
+    "dctcp": "no BPF program is written for it: DCTCP needs ECN marks at the bottleneck, and "
+             "this testbed marks none (its RED, CoDel, fq_codel and PIE qdiscs need kernel "
+             "options `testbed check` lists under qdisc_options); the kernel's own tcp_dctcp "
+             "(CONFIG_TCP_CONG_DCTCP) is used when it is built in",
+    "bbr3": "no BPF program is written for it: BBRv3 is not in mainline Linux (Google's "
+            "v3 branch; the kernel's bbr is BBRv1, net/ipv4/tcp_bbr.c)",
+}
+
+
 def bpf_problem(name: str) -> str | None:
     """Why the BPF program of `name` cannot be loaded here, or None."""
     if name not in written():
-        return "no BPF program is written for it"
+        return NOT_WRITTEN.get(name, "no BPF program is written for it")
     if os.geteuid() != 0:
         return "loading BPF needs root"
     if not Path("/sys/kernel/btf/vmlinux").exists():
