@@ -521,7 +521,10 @@ def test_compare_backends_puts_simulator_and_kernel_side_by_side(tmp_path):
     # One Reno flow with a BDP of buffer fills the link on both backends; they
     # differ by the Ethernet header the kernel's shaper charges (about 1%).
     assert abs(cmp["aggregate_mbps"]["rel_diff"]) < 0.05
-    assert cmp["jain_index"]["sim"] == cmp["jain_index"]["testbed"] == pytest.approx(1.0)
+    # Each backend's own Jain index of one flow: 1 up to rounding (the testbed's
+    # has come out 1.0000000000000002, so the two are not compared exactly).
+    assert cmp["jain_index"]["sim"] == pytest.approx(1.0)
+    assert cmp["jain_index"]["testbed"] == pytest.approx(1.0)
     assert "achieved rate" in cmp["testbed_gates"]
 
 
