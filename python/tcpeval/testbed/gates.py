@@ -40,15 +40,17 @@ Limits, and why:
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
-from . import topology
+from . import kernel_cc, topology
 from .topology import ETH_HEADER, Plan
 
 LATE_MAX_FLOOR_US = 10_000.0
 REORDER_KEYS = ("TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder")
-# The simulator's names (and aliases) of algorithms not expected to fill the link.
-NOT_FILLING = frozenset({"lp", "tcplp", "hstcp-lp", "hstcplp", "westwood", "westwoodplus"})
+# Algorithms not expected to fill the link, by kernel name (kernel_cc.kernel_name).
+NOT_FILLING = frozenset({"lp", "hstcplp", "westwood"})
 BUSY_QLEN = 2
 MIN_BUSY_S = 1.0
 
@@ -142,7 +144,7 @@ def saturating(plan: Plan) -> bool:
 
 def busy_rate(plan: Plan, samples: list[dict], settle: float) -> dict:
     """The shaper's rate while its queue is backlogged (see the module doc)."""
-    spans = [(a, b) for a, b in zip(samples, samples[1:], strict=False)
+    spans = [(a, b) for a, b in itertools.pairwise(samples)
              if a["t"] >= settle and min(a["fwd"]["qlen"], b["fwd"]["qlen"]) >= BUSY_QLEN]
     busy = sum(b["t"] - a["t"] for a, b in spans)
     if busy < MIN_BUSY_S:
@@ -158,7 +160,7 @@ def busy_rate(plan: Plan, samples: list[dict], settle: float) -> dict:
 
 def fills(plan: Plan) -> bool:
     """Whether every flow's algorithm promises to fill an idle link."""
-    return not any(f.cc in NOT_FILLING for f in plan.flows)
+    return not any(kernel_cc.kernel_name(f.cc) in NOT_FILLING for f in plan.flows)
 
 
 def rate(plan: Plan, raw: dict, samples: list[dict] | None = None) -> list[dict]:

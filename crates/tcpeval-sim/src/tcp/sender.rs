@@ -484,7 +484,7 @@ impl Sender {
         self.nic_blocked = false;
         let (prior_out, prior_nxt, sent_before) = (self.packets_out(), self.snd_nxt(), self.counters.segments_sent);
         self.recovery.clamp_pipe(self.in_flight());
-        while self.in_flight() < self.recovery.send_window(self.s.cwnd) && !self.pacing_wait(now) {
+        while self.window_open() && !self.pacing_wait(now) {
             if self.nic_room == Some(0) {
                 self.nic_blocked = true;
                 self.local_congestion();
@@ -523,24 +523,28 @@ impl Sender {
     /// `force` does nothing while the timer is pending, else clamps the pipe
     /// target and, if the window has room, draws the wait.
     fn send_or_defer(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let Some(jitter) = self.jitter.as_ref() else { return self.send(now, out) };
-        if jitter.due.is_some() {
-            return;
+        match &self.jitter {
+            None => return self.send(now, out),
+            Some(j) if j.due.is_some() => return,
+            Some(_) => {}
         }
         self.recovery.clamp_pipe(self.in_flight());
-        if self.in_flight() < self.recovery.send_window(self.s.cwnd) {
-            let jitter = self.jitter.as_mut().expect("checked above");
-            jitter.due = Some(now + jitter.draw());
+        if self.window_open() {
+            if let Some(j) = self.jitter.as_mut() {
+                j.due = Some(now + j.draw());
+            }
         }
+    }
+
+    /// Whether the window lets another segment out (cwnd, or ns-2 TCP-Linux's
+    /// pipe target while it is above cwnd).
+    fn window_open(&self) -> bool {
+        self.in_flight() < self.recovery.send_window(self.s.cwnd)
     }
 
     /// When the sender's timer (pacing, or ns-2's delayed send) must fire next.
     pub fn send_timer(&self) -> Option<Time> {
-        let due = self.jitter.as_ref().and_then(|j| j.due);
-        match (self.pace_deadline, due) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.pace_deadline.into_iter().chain(self.jitter.as_ref().and_then(|j| j.due)).min()
     }
 
     /// The pacing or delayed-send timer fired: send what the window allows.
