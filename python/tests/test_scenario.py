@@ -78,21 +78,15 @@ def test_start_jitter_draws_each_start_within_its_window_from_the_seed(start, ji
     assert [f["start_ns"] for f in other] != [f["start_ns"] for f in r["flows"]]
 
 
-def test_send_overhead_reaches_every_stream_and_zero_keeps_the_run_key():
-    r = resolved({"flows": [{"send_overhead": "10us", "streams": 2}, {"cc": "cubic"}]})
-    assert [f["send_overhead_ns"] for f in r["flows"]] == [10_000, 10_000, 0]
+@pytest.mark.parametrize("field,value,ns", [("send_overhead", "10us", 10_000),
+                                            ("send_jitter", "240us", 240_000)])
+def test_host_timing_reaches_every_stream_and_zero_keeps_the_run_key(field, value, ns):
+    r = resolved({"flows": [{field: value, "streams": 2}, {"cc": "cubic"}]})
+    assert [f[f"{field}_ns"] for f in r["flows"]] == [ns, ns, 0]
     # Zero is the engine's default: the canonical run key leaves it out.
     plain = resolved({"flows": [{}]})
-    assert run_key(resolved({"flows": [{"send_overhead": "0s"}]})) == run_key(plain)
-    assert run_key(resolved({"flows": [{"send_overhead": "1us"}]})) != run_key(plain)
-
-
-def test_send_jitter_reaches_every_stream_and_zero_keeps_the_run_key():
-    r = resolved({"flows": [{"send_jitter": "240us", "streams": 2}, {"cc": "cubic"}]})
-    assert [f["send_jitter_ns"] for f in r["flows"]] == [240_000, 240_000, 0]
-    plain = resolved({"flows": [{}]})
-    assert run_key(resolved({"flows": [{"send_jitter": "0s"}]})) == run_key(plain)
-    assert run_key(resolved({"flows": [{"send_jitter": "1us"}]})) != run_key(plain)
+    assert run_key(resolved({"flows": [{field: "0s"}]})) == run_key(plain)
+    assert run_key(resolved({"flows": [{field: "1us"}]})) != run_key(plain)
 
 
 def test_send_jitter_makes_seeds_differ_and_repeats_exactly():
