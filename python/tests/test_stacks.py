@@ -36,8 +36,9 @@ def test_a_wrong_stack_is_an_error_naming_the_flow(data, message):
 
 @pytest.mark.parametrize("stack,mss,rtt,iw,delack_ms", [
     ("linux-6.6", 1448, "50ms", 10, 40),
-    ("linux-2.6.22", 1448, "50ms", 3, 40),      # RFC 3390 by MSS
-    ("linux-2.6.22", 1000, "50ms", 4, 40),
+    ("linux-2.6.22", 1448, "50ms", 2, 40),      # 2 on a fresh route, not RFC 3390's 3
+    ("linux-2.6.22", 1000, "50ms", 2, 40),      # whatever the MSS
+    ("linux-3.16", 1448, "50ms", 10, 40),
     ("linux-2.4", 1448, "50ms", 2, 40),         # 2.4.22: 2 on a fresh route
     ("linux-2.4", 1448, "10ms", 2, 40),         # at any RTT
     ("ns2", 1448, "50ms", 2, 100),              # windowInit_ 2, DelAck interval_ 100 ms

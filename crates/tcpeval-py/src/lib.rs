@@ -57,16 +57,15 @@ fn constants() -> std::collections::HashMap<&'static str, u64> {
     tcpeval_sim::consts::ALL.iter().copied().collect()
 }
 
-/// A stack's out-of-the-box initial window (packets, for a flow with this MSS
-/// whose handshake measured `rtt_ns`) and delayed-ACK timer in ns (None:
+/// A stack's out-of-the-box initial window (packets) and delayed-ACK timer in ns (None:
 /// Linux's, the engine's default), from the stack's profile (docs/stacks.md):
 /// the front end gives them to a flow that sets neither. Raises
 /// ValueError("stack", message) for an unknown stack.
 #[pyfunction]
-fn stack_defaults(stack: &str, mss: u32, rtt_ns: u64) -> PyResult<(u32, Option<u64>)> {
+fn stack_defaults(stack: &str) -> PyResult<(u32, Option<u64>)> {
     let stack = tcpeval_sim::stack::Stack::from_name(stack).map_err(|e| PyValueError::new_err(("stack", e)))?;
     let profile = stack.profile();
-    Ok((profile.initial_window.packets(mss, rtt_ns), profile.delack_timeout))
+    Ok((profile.initial_window, profile.delack_timeout))
 }
 
 /// Whether `stack` offers the algorithm `cc` (by any of its names). Raises

@@ -8,7 +8,7 @@ use crate::config::{endpoints, Config, FlowConfig, ValidConfig, WebConfig};
 use crate::event::Scheduler;
 use crate::net::topology::{NodeKind, Topology};
 use crate::net::{Kind, LinkWake, Packet};
-use crate::stack::{InitialWindow, Stack};
+use crate::stack::Stack;
 use crate::tcp::{Receiver, Sender};
 use crate::time::Time;
 use crate::trace::{FlowIntervals, FlowMark, FlowTrace, LinkIntervals, LinkMark, QueueTrace, UdpIntervals};
@@ -153,9 +153,8 @@ struct WebState {
     sources: Vec<WebSource>,
     /// Per source: the flow its transfers are made from.
     flows: Vec<FlowConfig>,
-    /// Per source: its stack's initial window rule (a transfer's window follows
-    /// its own RTT in linux-2.4).
-    initial_windows: Vec<InitialWindow>,
+    /// Per source: its stack's initial window, packets.
+    initial_windows: Vec<u32>,
     /// Per source: finished slots, oldest first.
     draining: Vec<VecDeque<u32>>,
     /// Per slot past the configured flows: its current transfer.
@@ -732,7 +731,7 @@ impl Simulation {
         };
         let cc = self.cfg.web_algorithms()[k].clone();
         let flow = &mut self.web.flows[k];
-        flow.initial_cwnd = self.web.initial_windows[k].packets(flow.mss, transfer.rtt_ns);
+        flow.initial_cwnd = self.web.initial_windows[k];
         let (sender, receiver) = endpoint_pair(&self.web.flows[k], cc, id as usize, Some(transfer.bytes), hosts, self.cfg.seed);
         let slot = WebSlot { source: k as u32, id, start_ns: now, transfer, live: true };
         self.fill_slot(f, hosts, sender, receiver, slot);
@@ -931,7 +930,7 @@ mod web_tests {
     }
 
     /// Issue 28: a web source's transfers run its stack: the era's algorithm
-    /// variant, initial window (2.4: 2 packets; 2.6.22: 3 for this MSS),
+    /// variant, initial window (2 packets to 2.6.22, 10 from 3.16),
     /// initial RTO and delayed-ACK timer; today's stack keeps today's.
     #[test]
     fn web_transfers_run_their_source_s_stack() {
@@ -945,7 +944,7 @@ mod web_tests {
             (sender.s.cwnd, sender.s.growth, sender.rtt.rto(), sim.web.flows[0].delack_timeout_ns)
         };
         assert_eq!(first_transfer("linux-2.4", 50.0), (2, crate::cc::Growth::PerAck, 3 * SEC, 40 * MS));
-        assert_eq!((first_transfer("linux-2.4", 15.0).0, first_transfer("linux-2.6.22", 15.0).0), (2, 3));
+        assert_eq!((first_transfer("linux-2.6.22", 15.0).0, first_transfer("linux-3.16", 15.0).0), (2, 10));
         assert_eq!(first_transfer("ns2", 50.0), (2, crate::cc::Growth::PerAck, 3 * SEC, 100 * MS));
         assert_eq!(first_transfer("linux-6.6", 50.0), (10, crate::cc::Growth::PerPacket, SEC, 40 * MS));
         let mut cfg = with_web(0.3, 1, 3.0);

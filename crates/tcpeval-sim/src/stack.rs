@@ -46,17 +46,6 @@ pub const STACKS: [Stack; 7] = [Stack::Linux24, Stack::Linux2613, Stack::Linux26
 /// The stack of a flow that names none: today's behaviour, unchanged.
 pub const DEFAULT_STACK: Stack = Stack::Linux66;
 
-/// The initial window rule of a stack.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InitialWindow {
-    /// Linux 2.6 `tcp_init_cwnd` (RFC 3390, read at 2.6.22 in
-    /// net/ipv4/tcp_input.c): 2 if MSS > 1460, 3 if MSS > 1095, else 4.
-    Rfc3390,
-    /// A fixed number of packets: 10 from Linux 2.6.39 ("tcp: Increase the
-    /// initial congestion window to 10", RFC 6928), ns-2's `windowInit_` 2.
-    Fixed(u32),
-}
-
 /// Where a stack raises CA_EVENT_TX_START (cc::CaEvent::TxStart), which
 /// Vegas, YeAH and 2.6.22's Compound answer by starting afresh (baseRTT too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +83,7 @@ pub struct Profile {
     /// engine's default). The engine config's flow carries its own
     /// `initial_cwnd` and `delack_timeout_ns`; the front end fills them from
     /// these (binding `stack_defaults`) for a flow that sets neither.
-    pub initial_window: InitialWindow,
+    pub initial_window: u32,
     pub delack_timeout: Option<Time>,
     /// How the sender detects losses (tcp::rack::LossDetection; a flow's
     /// `loss_detection` overrides it).
@@ -115,26 +104,6 @@ const LINUX_QUICKACKS: u32 = 16;
 /// Linux TCP_TIMEOUT_INIT before 3.1 (3*HZ) and after (1*HZ).
 const RTO_INIT_OLD: Time = 3 * SEC;
 const RTO_INIT_RFC6298: Time = SEC;
-
-impl InitialWindow {
-    /// The initial window in packets for a flow with this MSS whose handshake
-    /// measured `_rtt`: no rule here uses it (Linux 2.4's and 2.6's
-    /// `tcp_init_cwnd` looked at the RTT only with a route's cached metrics,
-    /// which a simulated flow never has).
-    pub fn packets(self, mss: u32, _rtt: Time) -> u32 {
-        let by_mss = if mss > 1460 {
-            2
-        } else if mss > 1095 {
-            3
-        } else {
-            4
-        };
-        match self {
-            InitialWindow::Rfc3390 => by_mss,
-            InitialWindow::Fixed(n) => n,
-        }
-    }
-}
 
 impl Stack {
     /// The name scenarios use.
@@ -189,7 +158,12 @@ impl Stack {
             growth,
             reduction: Reduction::RateHalving,
             initial_rto: RTO_INIT_OLD,
-            initial_window: InitialWindow::Rfc3390,
+            // A first connection on its route keeps tcp_v4_init_sock's
+            // snd_cwnd = 2 (net/ipv4/tcp_ipv4.c, 2.4.22 and 2.6.22):
+            // tcp_init_metrics takes its `reset` path when the route has no
+            // cached RTT and returns before tcp_init_cwnd (RFC 3390's 3 for
+            // MSS 1448), which only a later connection on the route gets.
+            initial_window: 2,
             quickacks: LINUX_QUICKACKS,
             delack_timeout: None,
             loss_detection: LossDetection::Fack,
@@ -201,7 +175,11 @@ impl Stack {
             growth,
             reduction: Reduction::Prr,
             initial_rto: RTO_INIT_RFC6298,
-            initial_window: InitialWindow::Fixed(10),
+            // 2.6.39: "tcp: Increase the initial congestion window to 10"
+            // (RFC 6928); by 3.16 tcp_init_metrics' reset path ends in
+            // tcp_init_cwnd too (net/ipv4/tcp_metrics.c read at 3.16.0), so a
+            // first connection gets it.
+            initial_window: 10,
             quickacks: LINUX_QUICKACKS,
             delack_timeout: None,
             // FACK on (`tcp_fack` = 1) until 4.15 removed it.
@@ -211,15 +189,11 @@ impl Stack {
             tx_start: TxStart::AnyData,
         };
         match self {
-            // 2.4.22 (hooao/linux-2.4.22 aa17aeb): a connection on a route with
-            // no cached RTT keeps tcp_v4_init_sock's snd_cwnd = 2
-            // (tcp_init_metrics takes its `reset` path before tcp_init_cwnd), and
-            // tcp_cwnd_down's floor is ssthresh / 2 for every algorithm.
+            // 2.4.22 (hooao/linux-2.4.22 aa17aeb): tcp_cwnd_down's floor is ssthresh / 2 for every algorithm.
             // 2.4.22 raises no events; TX_START stays for the one algorithm
             // that answers it here, Vegas, borrowed from 2.6.11, whose
             // tcp_transmit_skb re-enabled it with nothing in flight.
             Stack::Linux24 => Profile {
-                initial_window: InitialWindow::Fixed(2),
                 reduction: Reduction::RateHalving24,
                 ..linux_old(Growth::PerAck)
             },
@@ -232,7 +206,8 @@ impl Stack {
                 growth: Growth::PerAck,
                 reduction: Reduction::Halve,
                 initial_rto: RTO_INIT_OLD,
-                initial_window: InitialWindow::Fixed(2),
+                // ns-2.35 `Agent/TCP set windowInit_ 2`.
+                initial_window: 2,
                 quickacks: 0,
                 delack_timeout: Some(100 * MS),
                 loss_detection: LossDetection::DupThresh,
@@ -390,7 +365,7 @@ mod tests {
             assert_eq!((profile.growth, profile.reduction), (Growth::PerPacket, Reduction::Prr));
         }
         let p = DEFAULT_STACK.profile();
-        assert_eq!((p.initial_rto, p.initial_window, p.quickacks, p.delack_timeout), (SEC, InitialWindow::Fixed(10), 16, None));
+        assert_eq!((p.initial_rto, p.initial_window, p.quickacks, p.delack_timeout), (SEC, 10, 16, None));
     }
 
     /// RACK-TLP from Linux 4.18 (linux-6.6); FACK in the older Linux stacks
@@ -498,14 +473,12 @@ mod tests {
         assert_eq!(cc::CongestionOps::ssthresh(&mut era, &s), 799);
     }
 
+    /// A first connection's window: 2 up to 2.6.22 (no cached route
+    /// metrics, so no RFC 3390 window), 10 from 2.6.39, ns-2's windowInit_ 2.
     #[test]
     fn initial_windows_by_era() {
-        let iw = |stack: Stack, rtt| stack.profile().initial_window.packets(1448, rtt);
-        // 2.4.22 on a fresh route: tcp_v4_init_sock's 2 at any RTT (RFC
-        // 2414's 3 at 10 ms only came with cached route metrics).
-        assert_eq!((iw(Stack::Linux24, 100 * MS), iw(Stack::Linux24, 10 * MS)), (2, 2));
-        assert_eq!((iw(Stack::Linux2622, 100 * MS), iw(Stack::Linux316, 100 * MS), iw(Stack::Ns2, 100 * MS)), (3, 10, 2));
-        assert_eq!((InitialWindow::Rfc3390.packets(1500, 0), InitialWindow::Rfc3390.packets(1000, 0)), (2, 4));
+        let iw: Vec<u32> = STACKS.iter().map(|s| s.profile().initial_window).collect();
+        assert_eq!(iw, [2, 2, 2, 10, 10, 2, 2]);
     }
 
     fn sender(stack: Stack) -> Sender {

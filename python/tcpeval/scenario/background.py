@@ -9,7 +9,6 @@ import dataclasses
 from pathlib import Path
 
 from .. import _sim, traffic
-from ..constants import MSS_BYTES
 from ..errors import ScenarioError
 from .limits import MAX_WEB_FLOWS, _check_times
 from .models import Run, Scenario
@@ -102,16 +101,16 @@ def expand_background(recipe: dict) -> list[dict]:
         out += traffic.long_lived_flows(
             count=ll["count"], rng=rng, rtts=_rtt_model(ll["rtt"]), cc=ll["cc"],
             jitter_s=ll["jitter_s"], direction=ll["direction"], max_window=ll["max_window"])
-    return [{**f, **_stack_fields(stack, f["rtt_ns"])} for f in out]
+    return [{**f, **_stack_fields(stack)} for f in out]
 
 
-def _stack_fields(stack: str, rtt_ns: int) -> dict:
+def _stack_fields(stack: str) -> dict:
     """A background flow's stack and that stack's initial window and delayed-ACK
     timer out of the box (as resolution gives a scenario flow that sets neither);
     today's stack adds nothing, the engine's defaults being its values."""
     if stack == DEFAULT_STACK:
         return {}
-    iw, delack_ns = _sim.stack_defaults(stack, MSS_BYTES, rtt_ns)
+    iw, delack_ns = _sim.stack_defaults(stack)
     return {"stack": stack, "initial_cwnd": iw,
             **({} if delack_ns is None else {"delack_timeout_ns": delack_ns})}
 

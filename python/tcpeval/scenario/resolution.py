@@ -175,7 +175,7 @@ def _engine_flows(sc: Scenario, rtt_s: float,
             raise ScenarioError(f"flows[{k}].bytes: fewer bytes than streams")
         stack = f.stack or sc.run.stack
         passed = {**passed_to_engine(f), "stack": stack,
-                  **_stack_defaults(f, stack, mss, f.rtt if f.rtt is not None else rtt_s)}
+                  **_stack_defaults(f, stack)}
         for start in _starts(f, k, sc.run.seed):
             fid = len(logical)
             label = f.label or f"{f.cc}-{fid}"
@@ -192,13 +192,13 @@ def _engine_flows(sc: Scenario, rtt_s: float,
     return engine, logical
 
 
-def _stack_defaults(f: Flow, stack: str, mss: int, rtt_s: float) -> dict:
+def _stack_defaults(f: Flow, stack: str) -> dict:
     """The flow's initial window and delayed-ACK timer: its own, else its stack's
-    out of the box (the engine's stack profile: 2.6.22 starts with 3 segments of
-    1448 B, ns-2's sink delays by 100 ms). An unknown stack keeps today's values
+    out of the box (the engine's stack profile: a first connection at 2.6.22
+    starts with 2 segments, ns-2's sink delays by 100 ms). An unknown stack keeps today's values
     here; the engine's validation then names the field."""
     try:
-        iw, delack_ns = _sim.stack_defaults(stack, mss, _ns(rtt_s))
+        iw, delack_ns = _sim.stack_defaults(stack)
     except ValueError:
         iw, delack_ns = INITIAL_CWND, None
     delack = f.delack_timeout if f.delack_timeout is not None else (
