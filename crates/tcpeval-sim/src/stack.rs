@@ -11,6 +11,7 @@
 use crate::cc::{self, Cc, CcError, Growth};
 use crate::tcp::rack::{FackRule, LossDetection};
 use crate::tcp::recovery::Reduction;
+use crate::tcp::undo::UndoRule;
 use crate::time::{Time, MS, SEC};
 use serde_json::{Map, Value};
 
@@ -97,6 +98,8 @@ pub struct Profile {
     pub dsack: bool,
     /// Where CA_EVENT_TX_START is raised.
     pub tx_start: TxStart,
+    /// How a reduction found unneeded is undone (tcp::undo).
+    pub undo: UndoRule,
 }
 
 /// Linux TCP_MAX_QUICKACKS (include/net/tcp.h, 2.6.22 and today).
@@ -170,6 +173,7 @@ impl Stack {
             fack: FackRule::LINUX_OLD,
             dsack: true,
             tx_start: TxStart::AnyData,
+            undo: UndoRule::Linux26,
         };
         let linux_new = |growth| Profile {
             growth,
@@ -187,6 +191,7 @@ impl Stack {
             fack: FackRule::LINUX_316,
             dsack: true,
             tx_start: TxStart::AnyData,
+            undo: UndoRule::Linux316,
         };
         match self {
             // 2.4.22 (hooao/linux-2.4.22 aa17aeb): tcp_cwnd_down's floor is ssthresh / 2 for every algorithm.
@@ -201,7 +206,7 @@ impl Stack {
             // PRR-SSRB on every ACK below ssthresh (tcp_cwnd_reduction, 3.16.0).
             Stack::Linux316 => Profile { reduction: Reduction::PrrSsrb, ..linux_new(Growth::PerAckAvoidance) },
             // RACK-TLP: Linux's only loss detection from 4.18 (tcp::rack).
-            Stack::Linux66 => Profile { loss_detection: LossDetection::Rack, ..linux_new(Growth::PerPacket) },
+            Stack::Linux66 => Profile { loss_detection: LossDetection::Rack, undo: UndoRule::Linux66, ..linux_new(Growth::PerPacket) },
             Stack::Ns2 => Profile {
                 growth: Growth::PerAck,
                 reduction: Reduction::Halve,
@@ -214,6 +219,7 @@ impl Stack {
                 fack: FackRule::NS2,
                 dsack: false,
                 tx_start: TxStart::Never,
+                undo: UndoRule::Off,
             },
             // The sink is ns-2's TCPSink/Sack1/DelAck: no quick-ACK start, no
             // D-SACK (`generateDSacks_ false`). Initial window and delayed-ACK
@@ -224,6 +230,8 @@ impl Stack {
                 quickacks: 0,
                 dsack: false,
                 tx_start: TxStart::Never,
+                // "We don't have undo yet" (tcp/tcp-linux.cc).
+                undo: UndoRule::Off,
                 ..linux_old(Growth::PerAck)
             },
         }
@@ -295,7 +303,13 @@ impl Stack {
             // cwnd came later in 2.6 and is the one 3.x runs.
             Cc::Vegas(v) if matches!(era, Stack::Linux24 | Stack::Linux2613 | Stack::Linux2622) => v.set_version(VegasVersion::Linux26),
             // 2.4: the BIC built into 2.6.11's tcp_input.c (cc::bic::BicVersion).
-            Cc::Bic(b) if era == Stack::Linux24 => b.set_version(cc::bic::BicVersion::Builtin2611),
+            Cc::Bic(b) if era == Stack::Linux24 => {
+                b.set_version(cc::bic::BicVersion::Builtin2611);
+                b.set_undo(cc::BicUndo::LastMax);
+            }
+            // bictcp_undo_cwnd: last_max_cwnd at 2.6.22, loss_cwnd at 3.16.0.
+            Cc::Bic(b) if matches!(era, Stack::Linux2613 | Stack::Linux2622) => b.set_undo(cc::BicUndo::LastMax),
+            Cc::Bic(b) if era == Stack::Linux316 => b.set_undo(cc::BicUndo::LossCwnd),
             // 2.6.22's ssthresh kept beta of the window (tcp_illinois_ssthresh).
             Cc::Illinois(i) if era == Stack::Linux2622 => i.set_version(IllinoisVersion::Linux2622),
             // 2.6.22's RTT was the smoothed RTT (tcp_westwood_pkts_acked).

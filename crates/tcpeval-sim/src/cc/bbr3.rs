@@ -23,8 +23,8 @@
 //! STARTUP), at most bw x 100 ms, is added to the cwnd target in every state.
 //!
 //! Not modelled (docs/algorithms/bbr3.md): the app-limited fast path, idle
-//! restart (except its reset of the ACK epoch), PLB, recovery undo
-//! and the per-lost-packet `skb_marked_lost` check (the same loss-rate test runs
+//! restart (except its reset of the ACK epoch), PLB, the loss-round part of
+//! `bbr_undo_cwnd` and the per-lost-packet `skb_marked_lost` check (the same loss-rate test runs
 //! on the ACK's rate sample); the sender's pacing leaves no departure-time
 //! backlog, so `bbr_packets_in_net_at_edt` is the packets in flight.
 
@@ -1069,6 +1069,13 @@ impl CongestionOps for Bbr3 {
     /// cwnd is BBR's own: recovery's end does not set it to ssthresh.
     fn owns_window(&self) -> bool {
         true
+    }
+
+    /// An undo (tcp::undo) leaves BBR's window; the plateau test starts over
+    /// (v3's `bbr_undo_cwnd` also clears its loss round's state, not modelled).
+    fn undo_cwnd(&mut self, s: &CcState, _prior_cwnd: u32) -> Option<u32> {
+        self.reset_full_bw();
+        Some(s.cwnd)
     }
 
     /// Linux `bbr_main` (v3).

@@ -11,7 +11,7 @@
 //! about twice the per-RTT steps above (reference digest B5 and part E item 9).
 
 use super::params::AlgorithmConfig;
-use super::{cong_avoid_ai, slow_start, AckSample, CaState, CcState, CongestionOps};
+use super::{cong_avoid_ai, slow_start, AckSample, BicUndo, CaState, CcState, CongestionOps};
 use crate::time::{Time, SEC};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -91,6 +91,9 @@ pub struct Bic {
     last_time: Time,
     delayed_ack: u32,
     version: BicVersion,
+    /// cwnd at the last loss (3.16's `loss_cwnd`, for an undo).
+    loss_cwnd: u32,
+    undo: BicUndo,
 }
 
 impl Default for Bic {
@@ -107,6 +110,8 @@ impl Default for Bic {
             last_time: 0,
             delayed_ack: 2 << ACK_RATIO_SHIFT,
             version: BicVersion::Module,
+            loss_cwnd: 0,
+            undo: BicUndo::Reno,
         }
     }
 }
@@ -126,6 +131,11 @@ impl Bic {
     /// The era's code (crate::stack).
     pub fn set_version(&mut self, version: BicVersion) {
         self.version = version;
+    }
+
+    /// Undo as this stack's BIC did (crate::stack).
+    pub fn set_undo(&mut self, undo: BicUndo) {
+        self.undo = undo;
     }
 
     fn reset(&mut self) {
@@ -184,6 +194,7 @@ impl Bic {
 impl CongestionOps for Bic {
     fn ssthresh(&mut self, s: &CcState) -> u32 {
         let cwnd = s.cwnd;
+        self.loss_cwnd = cwnd;
         self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
             (cwnd as u64 * (BETA_SCALE + self.beta) as u64 / (2 * BETA_SCALE) as u64) as u32
         } else {
@@ -217,6 +228,10 @@ impl CongestionOps for Bic {
         if state == CaState::Loss {
             self.reset();
         }
+    }
+
+    fn undo_cwnd(&mut self, s: &CcState, _prior_cwnd: u32) -> Option<u32> {
+        self.undo.window(s.cwnd, self.last_max_cwnd, self.loss_cwnd)
     }
 }
 

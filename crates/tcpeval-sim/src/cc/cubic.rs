@@ -16,7 +16,7 @@
 //! uses a table-driven integer cube root accurate to ~0.2%).
 
 use super::params::{self, AlgorithmConfig};
-use super::{after_slow_start, cong_avoid_ai, AckSample, CaEvent, CaState, CcError, CcState, CongestionOps};
+use super::{after_slow_start, cong_avoid_ai, AckSample, BicUndo, CaEvent, CaState, CcError, CcState, CongestionOps};
 use crate::time::{Time, MS, SEC, US};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -160,6 +160,8 @@ pub struct Cubic {
     version: CubicVersion,
     cnt: u32,
     last_max_cwnd: u32,
+    /// cwnd at the last loss (3.16's `loss_cwnd`, for an undo).
+    loss_cwnd: u32,
     last_cwnd: u32,
     last_time: Time,
     origin_point: u32,
@@ -191,9 +193,22 @@ impl Cubic {
     }
 
     fn reset(&mut self) {
-        let version = self.version;
+        let (version, loss_cwnd) = (self.version, self.loss_cwnd);
         *self = Cubic::new(self.cfg.clone());
         self.version = version;
+        // 2.6.22's bictcp_reset zeroes loss_cwnd, 3.16.0's leaves it.
+        if version != CubicVersion::V2_1 {
+            self.loss_cwnd = loss_cwnd;
+        }
+    }
+
+    /// The undo rule of this version (`bictcp_undo_cwnd`).
+    fn undo_rule(&self) -> BicUndo {
+        match self.version {
+            CubicVersion::V2_1 => BicUndo::LastMax,
+            CubicVersion::V2_3PerAck => BicUndo::LossCwnd,
+            CubicVersion::Current => BicUndo::Reno,
+        }
     }
 
     fn hystart_reset(&mut self, s: &CcState) {
@@ -366,6 +381,7 @@ impl CongestionOps for Cubic {
     fn ssthresh(&mut self, s: &CcState) -> u32 {
         self.epoch_start = None;
         let cwnd = s.cwnd;
+        self.loss_cwnd = cwnd;
         self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
             (cwnd as u64 * (BETA_SCALE + self.cfg.beta_scaled()) as u64 / (2 * BETA_SCALE) as u64) as u32
         } else {
@@ -406,6 +422,10 @@ impl CongestionOps for Cubic {
             self.reset();
             self.hystart_reset(s);
         }
+    }
+
+    fn undo_cwnd(&mut self, s: &CcState, _prior_cwnd: u32) -> Option<u32> {
+        self.undo_rule().window(s.cwnd, self.last_max_cwnd, self.loss_cwnd)
     }
 
     fn cwnd_event(&mut self, s: &mut CcState, event: CaEvent) {

@@ -61,6 +61,9 @@ pub struct Htcp {
     min_b: u32,
     max_b: u32,
     old_max_b: u32,
+    /// last_cong, max_rtt and old_max_b before the last reduction, which an
+    /// undo puts back (`htcp_reset`, `htcp_cwnd_undo`).
+    undo: (u64, u64, u32),
     bi: u32,
     lasttime: u64,
 }
@@ -82,6 +85,7 @@ impl Default for Htcp {
             min_b: 0,
             max_b: 0,
             old_max_b: 0,
+            undo: (0, 0, 0),
             bi: 0,
             lasttime: 0,
         }
@@ -241,11 +245,21 @@ impl CongestionOps for Htcp {
                 self.reset_pending = false;
             }
             CaState::Cwr | CaState::Recovery | CaState::Loss => {
+                self.undo = (self.last_cong, self.max_rtt, self.old_max_b);
                 self.last_cong = jiffies(s.now);
                 self.reset_pending = true;
             }
             _ => {}
         }
+    }
+
+    /// Linux `htcp_cwnd_undo` (2.6.22 to today): the congestion epoch, maxRTT
+    /// and throughput memory from before the reduction, and the window that
+    /// ssthresh came from. Linux keeps `undo_last_cong` set, so the return
+    /// to Open that follows restarts the epoch all the same (`htcp_state`).
+    fn undo_cwnd(&mut self, s: &CcState, _prior_cwnd: u32) -> Option<u32> {
+        (self.last_cong, self.max_rtt, self.old_max_b) = self.undo;
+        Some(s.cwnd.max(((s.ssthresh as u64) << 7).checked_div(self.beta as u64).unwrap_or(0) as u32))
     }
 }
 

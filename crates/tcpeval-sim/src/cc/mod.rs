@@ -280,6 +280,35 @@ pub trait CongestionOps {
     fn min_cwnd(&mut self, s: &CcState) -> u32 {
         s.ssthresh
     }
+    /// The window to put back when a reduction is undone (Linux `undo_cwnd`,
+    /// tcp::undo); None: the stack's default (max(cwnd, 2 ssthresh) to 3.16,
+    /// Reno's max(cwnd, `prior_cwnd`) today).
+    fn undo_cwnd(&mut self, _s: &CcState, _prior_cwnd: u32) -> Option<u32> {
+        None
+    }
+}
+
+/// How BIC and CUBIC put the window back on an undo (`bictcp_undo_cwnd`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BicUndo {
+    /// max(cwnd, last_max_cwnd): 2.6.22's tcp_bic.c and tcp_cubic.c (and the
+    /// BIC built into 2.6.11's tcp_input.c, which linux-2.4 runs).
+    LastMax,
+    /// max(cwnd, loss_cwnd), the window at the last loss: 3.16.0's.
+    LossCwnd,
+    /// Reno's (`tcp_reno_undo_cwnd`): today's tcp_bic.c and tcp_cubic.c.
+    #[default]
+    Reno,
+}
+
+impl BicUndo {
+    pub fn window(self, cwnd: u32, last_max_cwnd: u32, loss_cwnd: u32) -> Option<u32> {
+        match self {
+            BicUndo::LastMax => Some(cwnd.max(last_max_cwnd)),
+            BicUndo::LossCwnd => Some(cwnd.max(loss_cwnd)),
+            BicUndo::Reno => None,
+        }
+    }
 }
 
 /// Linux 2.6 `tcp_reno_min_cwnd` (net/ipv4/tcp_cong.c at 2.6.22): half of
@@ -538,6 +567,9 @@ impl CongestionOps for Cc {
     }
     fn min_cwnd(&mut self, s: &CcState) -> u32 {
         self.ops().min_cwnd(s)
+    }
+    fn undo_cwnd(&mut self, s: &CcState, prior_cwnd: u32) -> Option<u32> {
+        self.ops().undo_cwnd(s, prior_cwnd)
     }
 }
 

@@ -11,6 +11,7 @@ pub mod rack;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
+pub mod undo;
 
 pub use receiver::{Receiver, ReceiverConfig};
 pub use sender::{Sender, SenderConfig};

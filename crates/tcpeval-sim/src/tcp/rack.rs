@@ -24,8 +24,8 @@
 //!   `tcp_rack_update_reo_wnd`, `tcp_try_undo_recovery`); a D-SACK of the
 //!   probe ends its TLP episode with no loss (FLAG_DSACK_TLP).
 //!
-//! Not modelled: undo (`tcp_try_undo_dsack`, `tcp_try_undo_recovery`): a
-//! D-SACK proving a retransmission spurious does not restore the window.
+//! A D-SACK proving every retransmission spurious also undoes the reduction
+//! (tcp::undo).
 
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, LOST, RETRANS, SACKED};
 use crate::cc::CaState;

@@ -9,7 +9,9 @@
 
 use super::hooks;
 use super::scoreboard::{Scoreboard, DUP_THRESH};
-use crate::cc::{CaState, CcState, CongestionOps};
+use super::undo::{self, Undo, UndoRule};
+use crate::cc::{CaEvent, CaState, CcState, CongestionOps};
+use crate::time::Time;
 
 /// Proportional Rate Reduction state for one reduction (RFC 6937 section 3).
 #[derive(Default)]
@@ -140,11 +142,18 @@ pub struct Recovery {
     /// ns-2 TCP-Linux's `next_pkts_in_flight_` (Reduction::Ns2Linux): the
     /// sender may fill the pipe up to it while above cwnd; 0 outside a recovery.
     pipe: u32,
+    /// Undo of a reduction found unneeded (tcp::undo).
+    pub undo: Undo,
 }
 
 impl Recovery {
     pub fn new(sack: bool) -> Self {
-        Recovery { sack, high_seq: 0, prr: Prr::default(), reduction: Reduction::Prr, floor: 0, pipe: 0 }
+        Recovery { sack, high_seq: 0, prr: Prr::default(), reduction: Reduction::Prr, floor: 0, pipe: 0, undo: Undo::default() }
+    }
+
+    /// The undo rule of the flow's stack.
+    pub fn set_undo(&mut self, rule: UndoRule) {
+        self.undo = Undo::new(rule);
     }
 
     /// The reduction rule of the flow's stack.
@@ -153,9 +162,10 @@ impl Recovery {
     }
 
     /// After an ACK's scoreboard update and loss marking: leave a finished
-    /// episode, enter recovery when a loss is detected, else Open or Disorder.
-    /// Returns whether recovery was entered.
-    pub fn on_ack<C: CongestionOps>(&mut self, acked: u64, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) -> bool {
+    /// episode (undoing it if it proved spurious), enter recovery when a loss
+    /// is detected, else Open or Disorder. `tsecr`: the ACK's timestamp echo,
+    /// for the undo's Eifel test. Returns whether recovery was entered.
+    pub fn on_ack<C: CongestionOps>(&mut self, acked: u64, tsecr: Option<Time>, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) -> bool {
         let episode_over = board.snd_una >= self.high_seq;
         match s.ca_state {
             // Linux `tcp_fastretrans_alert` (2.6.22 and 6.6): CWR holds until
@@ -163,21 +173,102 @@ impl Recovery {
             // first segment sent after it, has reached the receiver (else the
             // ECE of ACKs for data sent before it would reduce twice).
             CaState::Cwr if board.snd_una > self.high_seq => self.end_reduction(cc, s, board.packets_out()),
-            CaState::Recovery if episode_over => self.end_reduction(cc, s, board.packets_out()),
+            CaState::Recovery if episode_over => self.end_recovery(tsecr, board, cc, s),
             CaState::Recovery if !self.sack && acked > 0 => board.mark_head_lost(),
+            CaState::Recovery => {
+                self.dsack_undo(board, cc, s);
+            }
             CaState::Loss if episode_over && self.is_ns2_linux() => self.end_reduction(cc, s, board.packets_out()),
-            CaState::Loss if episode_over => hooks::set_state(cc, s, CaState::Open),
+            CaState::Loss if episode_over => {
+                if self.undo.may_undo(tsecr) {
+                    self.undo.undo(cc, s, board.in_flight());
+                }
+                hooks::set_state(cc, s, CaState::Open);
+            }
+            CaState::Loss if self.undo.may_undo(tsecr) => {
+                board.unmark_lost();
+                self.undo.undo(cc, s, board.in_flight());
+                hooks::set_state(cc, s, CaState::Open);
+            }
+            CaState::Disorder if episode_over && self.undo.rule == UndoRule::Linux26 => self.leave_disorder(board, cc, s),
             _ => {}
+        }
+        if matches!(s.ca_state, CaState::Open | CaState::Disorder) && self.undo.rule != UndoRule::Linux26 {
+            self.dsack_undo(board, cc, s);
         }
         if matches!(s.ca_state, CaState::Cwr | CaState::Open | CaState::Disorder) && self.time_to_recover(board) {
             self.enter_recovery(board, cc, s);
             return true;
         }
         if matches!(s.ca_state, CaState::Open | CaState::Disorder) {
-            let state = if board.sacked_out > 0 { CaState::Disorder } else { CaState::Open };
-            hooks::set_state(cc, s, state);
+            self.try_to_open(board, cc, s);
         }
         false
+    }
+
+    /// Linux `tcp_try_to_open`: Disorder while anything is SACKed (and at
+    /// 2.6.22 while an undo is still possible, from which state high_seq
+    /// marks its end), else Open; 2.6.22 moderates cwnd.
+    fn try_to_open<C: CongestionOps>(&mut self, board: &Scoreboard, cc: &mut C, s: &mut CcState) {
+        let linux26 = self.undo.rule == UndoRule::Linux26;
+        let disorder = board.sacked_out > 0 || (linux26 && self.undo.pending());
+        let state = if disorder { CaState::Disorder } else { CaState::Open };
+        self.undo.clear_stamp(board.retrans_out() > 0);
+        if linux26 && state != s.ca_state {
+            self.high_seq = board.snd_nxt;
+        }
+        hooks::set_state(cc, s, state);
+    }
+
+    /// 2.6.22's exit from Disorder once high_seq is acknowledged: a last
+    /// chance for D-SACKs to undo, then no undo any more.
+    fn leave_disorder<C: CongestionOps>(&mut self, board: &Scoreboard, cc: &mut C, s: &mut CcState) {
+        if self.undo.dsacks_undo_all() {
+            self.undo.undo(cc, s, board.in_flight());
+        }
+        if !self.undo.pending() || board.snd_una != self.high_seq {
+            self.undo.give_up();
+            hooks::set_state(cc, s, CaState::Open);
+        }
+    }
+
+    /// Recovery ends (`tcp_try_undo_recovery`, then `tcp_complete_cwr` at
+    /// 2.6.22 or `tcp_end_cwnd_reduction` later, which leaves an undone
+    /// window as it is).
+    fn end_recovery<C: CongestionOps>(&mut self, tsecr: Option<Time>, board: &Scoreboard, cc: &mut C, s: &mut CcState) {
+        if !self.undo.may_undo(tsecr) {
+            return self.end_reduction(cc, s, board.packets_out());
+        }
+        self.undo.undo(cc, s, board.in_flight());
+        if self.undo.rule == UndoRule::Linux26 {
+            return self.end_reduction(cc, s, board.packets_out());
+        }
+        hooks::set_state(cc, s, CaState::Open);
+        cc.cwnd_event(s, CaEvent::CompleteCwr);
+    }
+
+    /// 3.16 and today: D-SACKs showed every retransmission spurious
+    /// (`tcp_try_undo_dsack`); in Recovery the episode ends
+    /// (`tcp_try_keep_open`). Returns whether it undid.
+    fn dsack_undo<C: CongestionOps>(&mut self, board: &Scoreboard, cc: &mut C, s: &mut CcState) -> bool {
+        if self.undo.rule == UndoRule::Linux26 || !self.undo.dsacks_undo_all() {
+            return false;
+        }
+        self.undo.undo(cc, s, board.in_flight());
+        if s.ca_state == CaState::Recovery {
+            let state = if board.sacked_out > 0 || board.retrans_out() > 0 { CaState::Disorder } else { CaState::Open };
+            hooks::set_state(cc, s, state);
+            self.high_seq = board.snd_nxt;
+        }
+        true
+    }
+
+    /// 2.6.22's `tcp_moderate_cwnd` on an ACK handled in Disorder
+    /// (`tcp_try_to_open`), after congestion avoidance.
+    pub fn moderate_after_ack(&self, prior: CaState, s: &mut CcState, in_flight: u64) {
+        if self.undo.rule == UndoRule::Linux26 && (prior == CaState::Disorder || s.ca_state == CaState::Disorder) {
+            undo::moderate(s, in_flight);
+        }
     }
 
     /// The end of the current (or last) recovery episode (Linux high_seq).
@@ -241,6 +332,7 @@ impl Recovery {
     }
 
     fn enter_recovery<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
+        self.undo.start_recovery(board.snd_una, board.retrans_out(), s, s.ca_state != CaState::Cwr);
         // From CWR the reduction is already under way (Linux `tcp_enter_recovery`).
         if s.ca_state != CaState::Cwr {
             self.init_cwnd_reduction(board, cc, s);
@@ -257,9 +349,11 @@ impl Recovery {
     /// loss, without retransmitting anything (the packet was never sent).
     /// Returns whether a reduction started.
     pub fn enter_cwr<C: CongestionOps>(&mut self, board: &Scoreboard, cc: &mut C, s: &mut CcState) -> bool {
+        self.undo.forbid_window_undo();
         if !matches!(s.ca_state, CaState::Open | CaState::Disorder) {
             return false;
         }
+        self.undo.give_up();
         self.init_cwnd_reduction(board, cc, s);
         hooks::set_state(cc, s, CaState::Cwr);
         true
@@ -267,6 +361,7 @@ impl Recovery {
 
     /// The retransmission timer fired: everything not SACKed is lost.
     pub fn on_rto<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
+        self.start_loss_undo(board, s);
         self.high_seq = board.snd_nxt;
         board.mark_all_lost();
         if self.is_ns2_linux() {
@@ -281,11 +376,20 @@ impl Recovery {
         hooks::enter_loss(cc, s);
     }
 
+    /// `tcp_enter_loss`'s undo bookkeeping, before the losses are marked: a
+    /// new ssthresh where hooks::enter_loss takes one.
+    fn start_loss_undo(&mut self, board: &Scoreboard, s: &CcState) {
+        let reduces = matches!(s.ca_state, CaState::Open | CaState::Disorder);
+        let retransmitted = board.any_retransmitted(self.undo.rule == UndoRule::Linux26);
+        self.undo.start_loss(board.snd_una, s, reduces, retransmitted);
+    }
+
     /// An RTO when RACK has marked the losses (tcp::rack,
     /// `tcp_timeout_mark_lost`): Loss as `on_rto`, then Linux 6.6
     /// `tcp_enter_loss` sets cwnd = in_flight + 1, which counts the segments
     /// RACK left in flight (1 when all are lost, as before).
     pub fn on_rto_marked<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
+        self.start_loss_undo(board, s);
         self.high_seq = board.snd_nxt;
         hooks::enter_loss(cc, s);
         s.cwnd = u32::try_from(board.in_flight() + 1).unwrap_or(u32::MAX);
@@ -328,11 +432,14 @@ impl Recovery {
     }
 
     /// Whether congestion avoidance may run on an ACK that found the flow in
-    /// `prior`: ns-2's `recv` calls `cong_avoid` before `tcp_fastretrans_alert`
-    /// and not in Recovery (`tcp_may_raise_cwnd`), so not on the ACK that ends
-    /// one. The other rules leave that to the state after the ACK.
+    /// `prior`. Linux to 3.16 calls `tcp_cong_avoid` before
+    /// `tcp_fastretrans_alert`, gated by `tcp_may_raise_cwnd` on the state the
+    /// ACK found (not Recovery or CWR; tcp_ack read at 2.6.22 and 3.16.0), and
+    /// so does ns-2's `recv`: not on the ACK that ends a reduction. Today's
+    /// `tcp_cong_control` runs after the state machine, on the state it leaves.
     pub fn may_raise_cwnd_after(&self, prior: CaState) -> bool {
-        !(self.is_ns2_linux() && prior == CaState::Recovery)
+        let before_state_machine = !matches!(self.reduction, Reduction::Prr | Reduction::Halve);
+        !(before_state_machine && matches!(prior, CaState::Recovery | CaState::Cwr))
     }
 
     /// ns-2's `send_much` starts from pipe = min(pipe, in flight + 1); 0 (no
@@ -453,7 +560,7 @@ mod tests {
             r.set_reduction(reduction);
             for _ in 0..3 {
                 board.count_dupacks(0, 0);
-                r.on_ack(0, &mut board, &mut cc, &mut s);
+                r.on_ack(0, None, &mut board, &mut cc, &mut s);
             }
             for _ in 0..20 {
                 r.prr(&mut s, 100, false, 1, 0);
@@ -477,13 +584,13 @@ mod tests {
             r.set_reduction(reduction);
             for _ in 0..3 {
                 board.count_dupacks(0, 0);
-                r.on_ack(0, &mut board, &mut cc, &mut s);
+                r.on_ack(0, None, &mut board, &mut cc, &mut s);
             }
             r.prr(&mut s, 2, true, 1, 0); // two in flight, one packet delivered
             assert_eq!(s.cwnd, during, "{reduction:?}");
             board.ack_cumulative(10, &mut |_, _, _| {});
             board.count_dupacks(10, 10);
-            r.on_ack(10, &mut board, &mut cc, &mut s);
+            r.on_ack(10, None, &mut board, &mut cc, &mut s);
             assert_eq!((s.ca_state, s.cwnd), (CaState::Open, after), "{reduction:?}");
         }
     }
@@ -501,17 +608,17 @@ mod tests {
         let (mut r, mut board, mut cc, mut s) = sent(false, 10);
         for k in 1..=3 {
             board.count_dupacks(0, 0);
-            assert_eq!(r.on_ack(0, &mut board, &mut cc, &mut s), k == 3);
+            assert_eq!(r.on_ack(0, None, &mut board, &mut cc, &mut s), k == 3);
         }
         assert_eq!((s.ca_state, s.ssthresh, board.next_lost()), (CaState::Recovery, 5, Some(0)));
         // A partial ACK (RFC 6582 step 5): the next hole is presumed lost.
         board.ack_cumulative(4, &mut |_, _, _| {});
         board.count_dupacks(4, 4);
-        r.on_ack(4, &mut board, &mut cc, &mut s);
+        r.on_ack(4, None, &mut board, &mut cc, &mut s);
         assert_eq!((s.ca_state, board.next_lost()), (CaState::Recovery, Some(4)));
         // Everything sent before recovery acknowledged: cwnd = ssthresh, Open.
         board.ack_cumulative(10, &mut |_, _, _| {});
-        r.on_ack(6, &mut board, &mut cc, &mut s);
+        r.on_ack(6, None, &mut board, &mut cc, &mut s);
         assert_eq!((s.ca_state, s.cwnd), (CaState::Open, 5));
     }
 
@@ -526,13 +633,13 @@ mod tests {
             r.set_reduction(reduction);
             for _ in 0..3 {
                 board.count_dupacks(0, 0);
-                r.on_ack(0, &mut board, &mut cc, &mut s);
+                r.on_ack(0, None, &mut board, &mut cc, &mut s);
             }
             assert_eq!((s.ca_state, s.ssthresh), (CaState::Recovery, 5));
             r.on_rto(&mut board, &mut cc, &mut s);
             assert_eq!((s.ca_state, s.cwnd, s.ssthresh), (CaState::Loss, 1, ssthresh), "{reduction:?}");
             board.ack_cumulative(10, &mut |_, _, _| {});
-            r.on_ack(10, &mut board, &mut cc, &mut s);
+            r.on_ack(10, None, &mut board, &mut cc, &mut s);
             assert_eq!((s.ca_state, s.cwnd), (CaState::Open, exit_cwnd), "{reduction:?}");
         }
     }

@@ -424,6 +424,38 @@ impl Scoreboard {
         self.lost_scan = self.snd_nxt;
     }
 
+    /// Retransmissions in flight (Linux retrans_out).
+    pub fn retrans_out(&self) -> u32 {
+        self.retrans_out
+    }
+
+    /// Whether a segment still outstanding was retransmitted: ever (`ever`,
+    /// Linux 2.6.22's TCPCB_RETRANS test in `tcp_enter_loss`) or with the
+    /// retransmission still in flight (3.16's TCPCB_SACKED_RETRANS).
+    pub fn any_retransmitted(&self, ever: bool) -> bool {
+        let flag = if ever { EVER_RETRANS | RETRANS } else { RETRANS };
+        self.segs.iter().any(|s| s.flags & flag != 0)
+    }
+
+    /// Whether `seq` (in flight or SACKed) was ever retransmitted.
+    pub fn ever_retransmitted(&self, seq: u64) -> bool {
+        self.segs[(seq - self.snd_una) as usize].flags & EVER_RETRANS != 0
+    }
+
+    /// An undo after a timeout (Linux `tcp_try_undo_loss`): nothing is lost
+    /// any more. Linux keeps counting the retransmissions in flight on top of
+    /// their originals; here a retransmitted segment is in flight once.
+    pub fn unmark_lost(&mut self) {
+        for seg in self.segs.iter_mut() {
+            seg.flags &= !(LOST | RETRANS);
+        }
+        self.lost_out = 0;
+        self.retrans_out = 0;
+        self.retrans_fifo.clear();
+        self.lost_behind.clear();
+        self.retx_hint = self.snd_nxt;
+    }
+
     /// RFC 6675 NextSeg rule 1: the lowest lost segment not yet retransmitted.
     /// Amortised O(1): the frontier only moves forward (until a timeout), and
     /// what is marked lost behind it comes from the heap.

@@ -224,6 +224,7 @@ impl Sender {
     pub fn with_stack(mut self, profile: &crate::stack::Profile) -> Self {
         self.s.growth = profile.growth;
         self.recovery.set_reduction(profile.reduction);
+        self.recovery.set_undo(profile.undo);
         self.rtt.initial_rto = Some(profile.initial_rto);
         self.tx_start = profile.tx_start;
         self.with_loss_detection(profile.loss_detection, profile.fack)
@@ -301,6 +302,9 @@ impl Sender {
         let prior_in_flight = self.in_flight() as u32;
         let acked = p.ack - self.snd_una();
         let dsack = if self.cfg.sack { Scoreboard::dsack_block(p.ack, p.sack_blocks()) } else { None };
+        if let Some(d) = dsack {
+            self.recovery.undo.on_dsack(d, self.board.snd_una, &self.board);
+        }
         let (track, delivered) = self.update_scoreboard(p, acked, dsack.is_some(), now);
         let rtt = self.take_rtt_sample(p, now, acked > 0, &track);
         let ece = self.ecn.ece(p);
@@ -317,7 +321,10 @@ impl Sender {
         self.process_tlp_ack(p.ack, acked == 0 && delivered == 0, dsack);
         let (newly_lost, reo_armed) = self.detect_losses(now);
         let prior_state = self.s.ca_state;
-        let entered = self.recovery.on_ack(acked, &mut self.board, &mut self.cc, &mut self.s);
+        if ece {
+            self.recovery.undo.forbid_window_undo();
+        }
+        let entered = self.recovery.on_ack(acked, tsecr, &mut self.board, &mut self.cc, &mut self.s);
         if matches!(prior_state, CaState::Recovery | CaState::Loss) && (entered || self.s.ca_state != prior_state) {
             self.rack.on_recovery_end();
         }
@@ -342,6 +349,7 @@ impl Sender {
         let raise = acked > 0 && recovery.may_raise_cwnd_after(prior_state);
         let prr = |s: &mut CcState| recovery.prr(s, in_flight, acked > 0, delivered, newly_lost);
         hooks::cong_control(&mut self.cc, &mut self.s, &rs, raise, prr, |s| window.cwnd_limited(s));
+        recovery.moderate_after_ack(prior_state, &mut self.s, in_flight);
         // Kept after the algorithm has run, not before: `rs` was just written
         // field by field, and copying it at once stalls on store forwarding
         // (perf annotate of on_ack, issue 29).
@@ -608,6 +616,7 @@ impl Sender {
     fn retransmit(&mut self, seq: u64, now: Time, out: &mut Vec<Packet>) {
         self.raise_tx_start();
         self.board.note_retransmit(seq);
+        self.recovery.undo.on_retransmit(now);
         self.counters.retransmits += 1;
         self.rate.stamp(self.board.seg(seq), now, false, self.s.delivered);
         self.board.stamp_flight(seq);
@@ -666,8 +675,8 @@ impl Sender {
     /// A D-SACK (Linux `tcp_dsack_seen`) and then RACK's window update
     /// (`tcp_rack_update_reo_wnd`, run on every ACK, after the scoreboard's;
     /// `prior_delivered`: the ACK's rate sample's). Without RACK a D-SACK
-    /// changes nothing here: the older stacks' uses of it (undo, raising the
-    /// DupThresh by `tcp_update_reordering`) are not modelled.
+    /// changes nothing here (the undo counts it in `on_ack`; raising the
+    /// DupThresh by `tcp_update_reordering` is not modelled).
     fn note_dsack(&mut self, dsack: Option<SegRange>, prior_delivered: u64) {
         if !self.use_rack {
             return;
@@ -1015,8 +1024,10 @@ mod tests {
         assert_eq!((s.state(), s.s.ssthresh), (CaState::Recovery, 10));
         let during = s.s.cwnd;
         out.clear();
-        s.on_ack(&ack(22, &[], 0), 100 * MS, &mut out);
-        assert_eq!(s.state(), CaState::Open);
+        // It echoes the retransmission's timestamp (sent at 53 ms): no undo.
+        s.on_ack(&ack(22, &[], 60 * MS), 100 * MS, &mut out);
+        let undo_pending = profile.undo == crate::tcp::undo::UndoRule::Linux26;
+        assert_eq!(s.state(), if undo_pending { CaState::Disorder } else { CaState::Open });
         s.check_invariants().unwrap();
         (sent, during, s.s.cwnd, out.len())
     }
@@ -1024,9 +1035,11 @@ mod tests {
     /// Hand-computed: Linux 2.6.22 rate-halves (`tcp_cwnd_down`): cwnd 19 at the
     /// entry (in flight 18 + 1), one packet off every second ACK, 15 by the
     /// eleventh; one packet sent per two ACKs; the exit leaves min(15,
-    /// ssthresh 10) = 10, then congestion avoidance on the same ACK slow-starts
-    /// (2.6.22's Reno does while cwnd <= ssthresh) to 11, and in flight 4 (22
-    /// to 26 sent) lets 7 out.
+    /// ssthresh 10) = 10 with no congestion avoidance on that ACK (2.6.22's
+    /// tcp_ack ran it before the state machine, in Recovery); the flow goes to
+    /// Disorder while the episode could still be undone, where
+    /// `tcp_moderate_cwnd` caps cwnd at in flight 4 (22 to 26 sent) + 3 = 7,
+    /// so 3 out: what ns-2 copied (below).
     /// ns-2 TCP-Linux without overhead sends the same pattern from its pipe
     /// target (20, then min(pipe, in flight + 1) per ACK and min(pipe, in
     /// flight - 1) per packet: 19, 18, 18, 17, ...) while cwnd is Reno's
@@ -1038,7 +1051,7 @@ mod tests {
     fn ns2_linux_recovery_follows_tcp_linux_cc_not_rate_halving() {
         use crate::stack::Stack;
         let halving = vec![1, 0, 1, 0, 1, 0, 1, 0, 1];
-        assert_eq!(recovery_trajectory(Stack::Linux2622, 0), (halving.clone(), 15, 11, 7));
+        assert_eq!(recovery_trajectory(Stack::Linux2622, 0), (halving.clone(), 15, 7, 3));
         assert_eq!(recovery_trajectory(Stack::Ns2Linux, 0), (halving, 5, 7, 3));
         assert_eq!(recovery_trajectory(Stack::Ns2Linux, 60_000), (vec![1; 9], 5, 10, 2));
     }
@@ -1097,6 +1110,87 @@ mod tests {
         assert_eq!(out[0].seq, 0);
         assert_eq!(s.rtt.backoff, 1);
         s.check_invariants().unwrap();
+    }
+
+    /// Reno at cwnd 20 (ssthresh 10, segments 0-19 sent at 0) times out at
+    /// 1 s and resends segment 0; then an ACK of 0-9 arrives. `echo`: its
+    /// timestamp echo. Returns (state, cwnd, ssthresh) after that ACK and the
+    /// undos counted.
+    fn after_timeout(stack: crate::stack::Stack, echo: Time) -> (CaState, u32, u32, u64) {
+        let (cc, mut profile) = stack.build("reno", &serde_json::Map::new()).unwrap();
+        // No tail loss probe: the timer is the RTO at every stack.
+        profile.loss_detection = LossDetection::Fack;
+        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: u64::MAX, sack: true, initial_cwnd: 20 };
+        let mut s = Sender::new(cfg, cc).with_stack(&profile);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        s.s.ssthresh = 10;
+        s.on_rto(1000 * MS, &mut out);
+        assert_eq!((s.state(), s.s.ssthresh), (CaState::Loss, 10));
+        s.on_ack(&ack(10, &[], echo), 1010 * MS, &mut out);
+        s.check_invariants().unwrap();
+        (s.state(), s.s.cwnd, s.s.ssthresh, s.recovery.undo.count)
+    }
+
+    /// A spurious timeout: the ACK echoes the originals' timestamp (0), older
+    /// than the retransmission at 1 s (Eifel, `tcp_packet_delayed`), so the
+    /// Linux stacks undo (`tcp_try_undo_loss`): ssthresh back to
+    /// `tcp_current_ssthresh` = max(10, 3/4 x 20) = 15, Open. 2.6.22: cwnd
+    /// max(1, 2 x 10) = 20, moderated to in flight 10 + 3 = 13, then slow
+    /// start on the same ACK gives 14 (Linux ran `tcp_cong_avoid` before the
+    /// state machine, 1 -> 2 in Loss, so it ends at 13: docs/stacks.md,
+    /// "Undo"); 3.16: 20 unmoderated (slow start stops at cwnd > ssthresh);
+    /// today: Reno's max(cwnd, prior_cwnd 20). ns-2 has no undo:
+    /// still Loss, slow-starting from 1. An echo of the retransmission (a real
+    /// loss) undoes nothing anywhere.
+    #[test]
+    fn a_spurious_timeout_is_undone_by_the_linux_stacks() {
+        use crate::stack::Stack;
+        assert_eq!(after_timeout(Stack::Linux2622, 0), (CaState::Open, 14, 15, 1));
+        assert_eq!(after_timeout(Stack::Linux24, 0), (CaState::Open, 14, 15, 1));
+        assert_eq!(after_timeout(Stack::Linux316, 0), (CaState::Open, 20, 15, 1));
+        assert_eq!(after_timeout(Stack::Linux66, 0), (CaState::Open, 20, 15, 1));
+        assert_eq!(after_timeout(Stack::Ns2Linux, 0).3, 0);
+        for stack in [Stack::Linux2622, Stack::Linux316, Stack::Linux66, Stack::Ns2Linux] {
+            let (state, _, ssthresh, undos) = after_timeout(stack, 1000 * MS);
+            assert_eq!((state, ssthresh, undos), (CaState::Loss, 10, 0), "{}", stack.name());
+        }
+    }
+
+    /// Linux 2.6.22 keeps the sender in Disorder for a round after a recovery
+    /// that may still be undone; a D-SACK of its one retransmission then
+    /// undoes it there (`tcp_try_undo_dsack`). Segment 0 "lost" (three SACKs),
+    /// retransmitted; the exit ACK echoes the retransmission (no Eifel undo),
+    /// then a D-SACK for 0 arrives.
+    #[test]
+    fn a_dsack_of_the_only_retransmission_undoes_the_recovery() {
+        use crate::stack::Stack;
+        for (stack, cwnd_after) in [(Stack::Linux2622, None), (Stack::Linux316, Some(20))] {
+            let (cc, mut profile) = stack.build("reno", &serde_json::Map::new()).unwrap();
+            profile.loss_detection = LossDetection::DupThresh;
+            let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: u64::MAX, sack: true, initial_cwnd: 20 };
+            let mut s = Sender::new(cfg, cc).with_stack(&profile);
+            let mut out = vec![];
+            s.start(0, &mut out);
+            s.s.ssthresh = 10;
+            for k in 1..=3 {
+                s.on_ack(&ack(0, &[(1, 1 + k)], 0), (50 + k) * MS, &mut out);
+            }
+            assert_eq!(s.state(), CaState::Recovery);
+            let high = s.snd_nxt();
+            s.on_ack(&ack(high, &[], 60 * MS), 100 * MS, &mut out);
+            assert_eq!(s.recovery.undo.count, 0);
+            let expect_state = if stack == Stack::Linux2622 { CaState::Disorder } else { CaState::Open };
+            assert_eq!(s.state(), expect_state, "{}", stack.name());
+            let reduced = s.s.ssthresh;
+            s.on_ack(&ack(high, &[(0, 1)], 60 * MS), 110 * MS, &mut out);
+            assert_eq!((s.recovery.undo.count, s.state()), (1, CaState::Open), "{}", stack.name());
+            assert_eq!((reduced, s.s.ssthresh), (10, 15));
+            if let Some(c) = cwnd_after {
+                assert_eq!(s.s.cwnd, c);
+            }
+            s.check_invariants().unwrap();
+        }
     }
 
     /// RTT samples as Linux `tcp_ack_update_rtt`: SACKs report the newest
