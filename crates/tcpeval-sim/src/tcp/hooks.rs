@@ -7,7 +7,9 @@
 //! * on an ACK: `pkts_acked` (from `tcp_clean_rtx_queue`), then the state
 //!   machine (`tcp_fastretrans_alert`), then `tcp_cong_control`: the algorithm's
 //!   `cong_control` if it has one, else PRR during a reduction, else
-//!   `cong_avoid` if snd_una advanced and the window was in use;
+//!   `cong_avoid` if snd_una advanced and the window was in use; Linux to
+//!   3.16 (and ns-2's TCP-Linux) ran `cong_avoid` before the state machine
+//!   instead, on the state the ACK found (`cong_avoid_before`);
 //! * on entering recovery or CWR: `ssthresh` (`tcp_init_cwnd_reduction`), then
 //!   `set_state`; on leaving it: cwnd = ssthresh (`tcp_end_cwnd_reduction`),
 //!   `set_state(Open)`, `cwnd_event(CompleteCwr)`;
@@ -42,6 +44,17 @@ pub fn cong_control<C: CongestionOps>(
         prr(s);
     } else if una_advanced && cwnd_limited(s) {
         cc.cong_avoid(s, rs.acked_sacked);
+    }
+}
+
+/// Linux to 3.16 (`tcp_ack` at 2.6.22 and 3.16.0): before the state machine,
+/// `cong_avoid` when snd_una advanced, the state the ACK found is neither
+/// Recovery nor CWR (`tcp_may_raise_cwnd`) and `cwnd_limited` holds. The
+/// reduction step still follows the state machine (`cong_control` with
+/// `una_advanced` false).
+pub fn cong_avoid_before<C: CongestionOps>(cc: &mut C, s: &mut CcState, acked: u32, una_advanced: bool, cwnd_limited: impl FnOnce(&mut CcState) -> bool) {
+    if una_advanced && !matches!(s.ca_state, CaState::Recovery | CaState::Cwr) && cwnd_limited(s) {
+        cc.cong_avoid(s, acked);
     }
 }
 

@@ -431,15 +431,15 @@ impl Recovery {
         }
     }
 
-    /// Whether congestion avoidance may run on an ACK that found the flow in
-    /// `prior`. Linux to 3.16 calls `tcp_cong_avoid` before
-    /// `tcp_fastretrans_alert`, gated by `tcp_may_raise_cwnd` on the state the
-    /// ACK found (not Recovery or CWR; tcp_ack read at 2.6.22 and 3.16.0), and
-    /// so does ns-2's `recv`: not on the ACK that ends a reduction. Today's
-    /// `tcp_cong_control` runs after the state machine, on the state it leaves.
-    pub fn may_raise_cwnd_after(&self, prior: CaState) -> bool {
-        let before_state_machine = !matches!(self.reduction, Reduction::Prr | Reduction::Halve);
-        !(before_state_machine && matches!(prior, CaState::Recovery | CaState::Cwr))
+    /// Whether congestion avoidance runs before the state machine, on the
+    /// state the ACK found: Linux to 3.16 calls `tcp_cong_avoid` before
+    /// `tcp_fastretrans_alert`, gated by `tcp_may_raise_cwnd` (not in Recovery
+    /// or CWR; tcp_ack read at 2.6.22 and 3.16.0), and so does ns-2.35's
+    /// TCP-Linux `recv`. Today's `tcp_cong_control` runs after it, on the
+    /// state it leaves, and ns-2's Sack1 agent opens cwnd after its own
+    /// recovery logic.
+    pub fn grows_before_state_machine(&self) -> bool {
+        !matches!(self.reduction, Reduction::Prr | Reduction::Halve)
     }
 
     /// ns-2's `send_much` starts from pipe = min(pipe, in flight + 1); 0 (no

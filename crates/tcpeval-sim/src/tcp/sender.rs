@@ -321,6 +321,11 @@ impl Sender {
         self.process_tlp_ack(p.ack, acked == 0 && delivered == 0, dsack);
         let (newly_lost, reo_armed) = self.detect_losses(now);
         let prior_state = self.s.ca_state;
+        let grow_first = self.recovery.grows_before_state_machine();
+        if grow_first {
+            let window = &self.window;
+            hooks::cong_avoid_before(&mut self.cc, &mut self.s, delivered, acked > 0, |s| window.cwnd_limited(s));
+        }
         if ece {
             self.recovery.undo.forbid_window_undo();
         }
@@ -346,7 +351,7 @@ impl Sender {
         }
         rs.rtt = rtt;
         let (recovery, window, in_flight) = (&mut self.recovery, &self.window, self.board.in_flight());
-        let raise = acked > 0 && recovery.may_raise_cwnd_after(prior_state);
+        let raise = acked > 0 && !grow_first;
         let prr = |s: &mut CcState| recovery.prr(s, in_flight, acked > 0, delivered, newly_lost);
         hooks::cong_control(&mut self.cc, &mut self.s, &rs, raise, prr, |s| window.cwnd_limited(s));
         recovery.moderate_after_ack(prior_state, &mut self.s, in_flight);
@@ -1135,19 +1140,18 @@ mod tests {
     /// A spurious timeout: the ACK echoes the originals' timestamp (0), older
     /// than the retransmission at 1 s (Eifel, `tcp_packet_delayed`), so the
     /// Linux stacks undo (`tcp_try_undo_loss`): ssthresh back to
-    /// `tcp_current_ssthresh` = max(10, 3/4 x 20) = 15, Open. 2.6.22: cwnd
-    /// max(1, 2 x 10) = 20, moderated to in flight 10 + 3 = 13, then slow
-    /// start on the same ACK gives 14 (Linux ran `tcp_cong_avoid` before the
-    /// state machine, 1 -> 2 in Loss, so it ends at 13: docs/stacks.md,
-    /// "Undo"); 3.16: 20 unmoderated (slow start stops at cwnd > ssthresh);
-    /// today: Reno's max(cwnd, prior_cwnd 20). ns-2 has no undo:
+    /// `tcp_current_ssthresh` = max(10, 3/4 x 20) = 15, Open. 2.6.22: slow
+    /// start first (cwnd 1 -> 2 in Loss: `tcp_cong_avoid` ran before the
+    /// state machine), then max(2, 2 x 10) = 20, moderated to in flight 10 +
+    /// 3 = 13; 3.16: 20, unmoderated; today: Reno's max(cwnd, prior_cwnd 20).
+    /// ns-2 has no undo:
     /// still Loss, slow-starting from 1. An echo of the retransmission (a real
     /// loss) undoes nothing anywhere.
     #[test]
     fn a_spurious_timeout_is_undone_by_the_linux_stacks() {
         use crate::stack::Stack;
-        assert_eq!(after_timeout(Stack::Linux2622, 0), (CaState::Open, 14, 15, 1));
-        assert_eq!(after_timeout(Stack::Linux24, 0), (CaState::Open, 14, 15, 1));
+        assert_eq!(after_timeout(Stack::Linux2622, 0), (CaState::Open, 13, 15, 1));
+        assert_eq!(after_timeout(Stack::Linux24, 0), (CaState::Open, 13, 15, 1));
         assert_eq!(after_timeout(Stack::Linux316, 0), (CaState::Open, 20, 15, 1));
         assert_eq!(after_timeout(Stack::Linux66, 0), (CaState::Open, 20, 15, 1));
         assert_eq!(after_timeout(Stack::Ns2Linux, 0).3, 0);
