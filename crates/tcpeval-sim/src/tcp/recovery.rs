@@ -108,6 +108,30 @@ impl Reduction {
     }
 }
 
+/// What the state machine needs to know of an ACK (Linux's ACK flags).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckInfo {
+    /// Segments newly acknowledged cumulatively (FLAG_SND_UNA_ADVANCED when > 0).
+    pub acked: u64,
+    /// Newly SACKed data (FLAG_DATA_SACKED).
+    pub sacked: bool,
+    /// A segment never retransmitted was newly acknowledged or SACKed
+    /// (FLAG_ORIG_SACK_ACKED): F-RTO's proof of a spurious timeout.
+    pub orig_acked: bool,
+    /// The timestamp echo, for the undo's Eifel test.
+    pub tsecr: Option<Time>,
+    /// New data could go out now (data left and the receive window open):
+    /// F-RTO's step 2b sends it.
+    pub can_send_new: bool,
+}
+
+impl AckInfo {
+    /// An ACK of `acked` segments and nothing else (tests).
+    pub fn cum(acked: u64) -> Self {
+        AckInfo { acked, ..AckInfo::default() }
+    }
+}
+
 /// ns-2.35 `tcp_max_burst` (tcp/linux/ns-linux-param.c), the burst
 /// `tcp_moderate_cwnd` allows above the packets in flight.
 const NS2_MAX_BURST: u64 = 3;
@@ -144,11 +168,26 @@ pub struct Recovery {
     pipe: u32,
     /// Undo of a reduction found unneeded (tcp::undo).
     pub undo: Undo,
+    /// F-RTO (RFC 5682, SACK-enhanced; Linux `tp->frto`) is watching the
+    /// current timeout.
+    frto: bool,
+    /// F-RTO step 2b: the next send is new data only (Linux REXMIT_NEW).
+    new_data_only: bool,
 }
 
 impl Recovery {
     pub fn new(sack: bool) -> Self {
-        Recovery { sack, high_seq: 0, prr: Prr::default(), reduction: Reduction::Prr, floor: 0, pipe: 0, undo: Undo::default() }
+        Recovery {
+            sack,
+            high_seq: 0,
+            prr: Prr::default(),
+            reduction: Reduction::Prr,
+            floor: 0,
+            pipe: 0,
+            undo: Undo::default(),
+            frto: false,
+            new_data_only: false,
+        }
     }
 
     /// The undo rule of the flow's stack.
@@ -163,9 +202,9 @@ impl Recovery {
 
     /// After an ACK's scoreboard update and loss marking: leave a finished
     /// episode (undoing it if it proved spurious), enter recovery when a loss
-    /// is detected, else Open or Disorder. `tsecr`: the ACK's timestamp echo,
-    /// for the undo's Eifel test. Returns whether recovery was entered.
-    pub fn on_ack<C: CongestionOps>(&mut self, acked: u64, tsecr: Option<Time>, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) -> bool {
+    /// is detected, else Open or Disorder. Returns whether recovery was entered.
+    pub fn on_ack<C: CongestionOps>(&mut self, a: &AckInfo, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) -> bool {
+        let (acked, tsecr) = (a.acked, a.tsecr);
         let episode_over = board.snd_una >= self.high_seq;
         match s.ca_state {
             // Linux `tcp_fastretrans_alert` (2.6.22 and 6.6): CWR holds until
@@ -179,17 +218,7 @@ impl Recovery {
                 self.dsack_undo(board, cc, s);
             }
             CaState::Loss if episode_over && self.is_ns2_linux() => self.end_reduction(cc, s, board.packets_out()),
-            CaState::Loss if episode_over => {
-                if self.undo.may_undo(tsecr) {
-                    self.undo.undo(cc, s, board.in_flight());
-                }
-                hooks::set_state(cc, s, CaState::Open);
-            }
-            CaState::Loss if self.undo.may_undo(tsecr) => {
-                board.unmark_lost();
-                self.undo.undo(cc, s, board.in_flight());
-                hooks::set_state(cc, s, CaState::Open);
-            }
+            CaState::Loss => self.process_loss(a, board, cc, s),
             CaState::Disorder if episode_over && self.undo.rule == UndoRule::Linux26 => self.leave_disorder(board, cc, s),
             _ => {}
         }
@@ -204,6 +233,54 @@ impl Recovery {
             self.try_to_open(board, cc, s);
         }
         false
+    }
+
+    /// An ACK in Loss (Linux `tcp_process_loss` at 3.16 and today; 2.6.22's
+    /// Loss branches of `tcp_fastretrans_alert`, which has no F-RTO): an undo
+    /// when the ACK shows the timeout spurious, F-RTO's steps, and the end of
+    /// the episode once everything sent before the timeout is acknowledged.
+    fn process_loss<C: CongestionOps>(&mut self, a: &AckInfo, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
+        let recovered = board.snd_una >= self.high_seq;
+        // Today's Linux asks the Eifel test only of an ACK that advanced snd_una.
+        let eifel = self.undo.may_undo(a.tsecr) && (self.undo.rule != UndoRule::Linux66 || a.acked > 0);
+        if !recovered && (eifel || (self.frto && a.orig_acked)) {
+            return self.undo_loss(board, cc, s);
+        }
+        if self.frto && !recovered {
+            if board.snd_nxt > self.high_seq {
+                // Step 3a: new data went out and holes are still reported.
+                self.frto = !(a.sacked || a.acked == 0);
+            } else if a.acked > 0 {
+                // Step 2b: send new data, not retransmissions, and wait.
+                self.high_seq = board.snd_nxt;
+                self.new_data_only = a.can_send_new;
+                self.frto = a.can_send_new;
+            }
+            if self.new_data_only {
+                return;
+            }
+        }
+        if recovered {
+            self.frto = false;
+            if self.undo.may_undo(a.tsecr) {
+                self.undo.undo(cc, s, board.in_flight());
+            }
+            hooks::set_state(cc, s, CaState::Open);
+        }
+    }
+
+    /// `tcp_try_undo_loss`: nothing is lost after all; window and ssthresh
+    /// back, Open.
+    fn undo_loss<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
+        self.frto = false;
+        board.unmark_lost();
+        self.undo.undo(cc, s, board.in_flight());
+        hooks::set_state(cc, s, CaState::Open);
+    }
+
+    /// F-RTO's step 2b asked for new data only on this send (consumed).
+    pub fn take_new_data_only(&mut self) -> bool {
+        std::mem::take(&mut self.new_data_only)
     }
 
     /// Linux `tcp_try_to_open`: Disorder while anything is SACKed (and at
@@ -360,8 +437,9 @@ impl Recovery {
     }
 
     /// The retransmission timer fired: everything not SACKed is lost.
-    pub fn on_rto<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
-        self.start_loss_undo(board, s);
+    /// `repeated`: the timer fired again for the same data (backed off).
+    pub fn on_rto<C: CongestionOps>(&mut self, repeated: bool, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
+        self.start_loss_undo(repeated, board, s);
         self.high_seq = board.snd_nxt;
         board.mark_all_lost();
         if self.is_ns2_linux() {
@@ -377,19 +455,24 @@ impl Recovery {
     }
 
     /// `tcp_enter_loss`'s undo bookkeeping, before the losses are marked: a
-    /// new ssthresh where hooks::enter_loss takes one.
-    fn start_loss_undo(&mut self, board: &Scoreboard, s: &CcState) {
+    /// new ssthresh where hooks::enter_loss takes one. F-RTO (3.16 on,
+    /// `tcp_frto` 2) watches a timeout that starts an episode or repeats one
+    /// (RFC 5682 section 3.1 step 1, 3.2).
+    fn start_loss_undo(&mut self, repeated: bool, board: &Scoreboard, s: &CcState) {
         let reduces = matches!(s.ca_state, CaState::Open | CaState::Disorder);
         let retransmitted = board.any_retransmitted(self.undo.rule == UndoRule::Linux26);
         self.undo.start_loss(board.snd_una, s, reduces, retransmitted);
+        let frto_stack = matches!(self.undo.rule, UndoRule::Linux316 | UndoRule::Linux66);
+        self.frto = frto_stack && self.sack && (reduces || repeated);
+        self.new_data_only = false;
     }
 
     /// An RTO when RACK has marked the losses (tcp::rack,
     /// `tcp_timeout_mark_lost`): Loss as `on_rto`, then Linux 6.6
     /// `tcp_enter_loss` sets cwnd = in_flight + 1, which counts the segments
     /// RACK left in flight (1 when all are lost, as before).
-    pub fn on_rto_marked<C: CongestionOps>(&mut self, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
-        self.start_loss_undo(board, s);
+    pub fn on_rto_marked<C: CongestionOps>(&mut self, repeated: bool, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
+        self.start_loss_undo(repeated, board, s);
         self.high_seq = board.snd_nxt;
         hooks::enter_loss(cc, s);
         s.cwnd = u32::try_from(board.in_flight() + 1).unwrap_or(u32::MAX);
@@ -560,7 +643,7 @@ mod tests {
             r.set_reduction(reduction);
             for _ in 0..3 {
                 board.count_dupacks(0, 0);
-                r.on_ack(0, None, &mut board, &mut cc, &mut s);
+                r.on_ack(&AckInfo::cum(0), &mut board, &mut cc, &mut s);
             }
             for _ in 0..20 {
                 r.prr(&mut s, 100, false, 1, 0);
@@ -584,13 +667,13 @@ mod tests {
             r.set_reduction(reduction);
             for _ in 0..3 {
                 board.count_dupacks(0, 0);
-                r.on_ack(0, None, &mut board, &mut cc, &mut s);
+                r.on_ack(&AckInfo::cum(0), &mut board, &mut cc, &mut s);
             }
             r.prr(&mut s, 2, true, 1, 0); // two in flight, one packet delivered
             assert_eq!(s.cwnd, during, "{reduction:?}");
             board.ack_cumulative(10, &mut |_, _, _| {});
             board.count_dupacks(10, 10);
-            r.on_ack(10, None, &mut board, &mut cc, &mut s);
+            r.on_ack(&AckInfo::cum(10), &mut board, &mut cc, &mut s);
             assert_eq!((s.ca_state, s.cwnd), (CaState::Open, after), "{reduction:?}");
         }
     }
@@ -608,17 +691,17 @@ mod tests {
         let (mut r, mut board, mut cc, mut s) = sent(false, 10);
         for k in 1..=3 {
             board.count_dupacks(0, 0);
-            assert_eq!(r.on_ack(0, None, &mut board, &mut cc, &mut s), k == 3);
+            assert_eq!(r.on_ack(&AckInfo::cum(0), &mut board, &mut cc, &mut s), k == 3);
         }
         assert_eq!((s.ca_state, s.ssthresh, board.next_lost()), (CaState::Recovery, 5, Some(0)));
         // A partial ACK (RFC 6582 step 5): the next hole is presumed lost.
         board.ack_cumulative(4, &mut |_, _, _| {});
         board.count_dupacks(4, 4);
-        r.on_ack(4, None, &mut board, &mut cc, &mut s);
+        r.on_ack(&AckInfo::cum(4), &mut board, &mut cc, &mut s);
         assert_eq!((s.ca_state, board.next_lost()), (CaState::Recovery, Some(4)));
         // Everything sent before recovery acknowledged: cwnd = ssthresh, Open.
         board.ack_cumulative(10, &mut |_, _, _| {});
-        r.on_ack(6, None, &mut board, &mut cc, &mut s);
+        r.on_ack(&AckInfo::cum(6), &mut board, &mut cc, &mut s);
         assert_eq!((s.ca_state, s.cwnd), (CaState::Open, 5));
     }
 
@@ -633,13 +716,13 @@ mod tests {
             r.set_reduction(reduction);
             for _ in 0..3 {
                 board.count_dupacks(0, 0);
-                r.on_ack(0, None, &mut board, &mut cc, &mut s);
+                r.on_ack(&AckInfo::cum(0), &mut board, &mut cc, &mut s);
             }
             assert_eq!((s.ca_state, s.ssthresh), (CaState::Recovery, 5));
-            r.on_rto(&mut board, &mut cc, &mut s);
+            r.on_rto(false, &mut board, &mut cc, &mut s);
             assert_eq!((s.ca_state, s.cwnd, s.ssthresh), (CaState::Loss, 1, ssthresh), "{reduction:?}");
             board.ack_cumulative(10, &mut |_, _, _| {});
-            r.on_ack(10, None, &mut board, &mut cc, &mut s);
+            r.on_ack(&AckInfo::cum(10), &mut board, &mut cc, &mut s);
             assert_eq!((s.ca_state, s.cwnd), (CaState::Open, exit_cwnd), "{reduction:?}");
         }
     }
@@ -650,7 +733,7 @@ mod tests {
         assert!(r.enter_cwr(&board, &mut cc, &mut s));
         assert!(!r.enter_cwr(&board, &mut cc, &mut s), "already reducing");
         assert_eq!((s.ca_state, s.ssthresh), (CaState::Cwr, 5));
-        r.on_rto(&mut board, &mut cc, &mut s);
+        r.on_rto(false, &mut board, &mut cc, &mut s);
         assert_eq!((s.ca_state, s.cwnd, s.ssthresh), (CaState::Loss, 1, 5));
         assert_eq!(board.in_flight(), 0);
     }

@@ -412,7 +412,9 @@ impl Scoreboard {
                 if seg.flags & (LOST | RETRANS) != LOST {
                     self.lost += 1;
                 }
-                seg.flags = LOST;
+                // Linux keeps TCPCB_EVER_RETRANS (Karn's rule, F-RTO's test
+                // for original data).
+                seg.flags = LOST | (seg.flags & EVER_RETRANS);
                 lost += 1;
             }
         }

@@ -14,8 +14,8 @@ use super::ecn::{EcnMode, EcnSender};
 use super::hooks;
 use super::rack::{FackRule, LossDetection, ProbeContext, Rack, RackAck, Tlp, TlpOutcome, TlpVersion, XmitTimer};
 use super::rate::{RateState, RateTrack};
-use super::recovery::Recovery;
-use super::scoreboard::{Scoreboard, Seg, INITIAL_SCOREBOARD};
+use super::recovery::{AckInfo, Recovery};
+use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, INITIAL_SCOREBOARD};
 use crate::cc::{AckSample, CaEvent, CaState, Cc, CcState, CongestionOps, RateSample};
 use crate::net::{Packet, SegRange};
 use crate::stack::TxStart;
@@ -305,7 +305,7 @@ impl Sender {
         if let Some(d) = dsack {
             self.recovery.undo.on_dsack(d, self.board.snd_una, &self.board);
         }
-        let (track, delivered) = self.update_scoreboard(p, acked, dsack.is_some(), now);
+        let (track, delivered, sacked, orig_acked) = self.update_scoreboard(p, acked, dsack.is_some(), now);
         let rtt = self.take_rtt_sample(p, now, acked > 0, &track);
         let ece = self.ecn.ece(p);
         if self.ecn.on() {
@@ -329,7 +329,8 @@ impl Sender {
         if ece {
             self.recovery.undo.forbid_window_undo();
         }
-        let entered = self.recovery.on_ack(acked, tsecr, &mut self.board, &mut self.cc, &mut self.s);
+        let info = AckInfo { acked, sacked, orig_acked, tsecr, can_send_new: self.may_send_new() };
+        let entered = self.recovery.on_ack(&info, &mut self.board, &mut self.cc, &mut self.s);
         if matches!(prior_state, CaState::Recovery | CaState::Loss) && (entered || self.s.ca_state != prior_state) {
             self.rack.on_recovery_end();
         }
@@ -369,26 +370,34 @@ impl Sender {
     }
 
     /// Take what the ACK reports off the scoreboard; returns the ACK's send-time
-    /// bookkeeping and the packets it newly delivered.
+    /// bookkeeping, the packets it newly delivered, whether some were newly
+    /// SACKed and whether one of them, sent before the recovery point, had
+    /// never been retransmitted (Linux FLAG_ORIG_SACK_ACKED:
+    /// `tcp_sacktag_one`, `tcp_clean_rtx_queue`).
     /// `dsack`: the first SACK block is a D-SACK (Scoreboard::dsack_block), a
     /// duplicate and no news: skipped.
-    fn update_scoreboard(&mut self, p: &Packet, acked: u64, dsack: bool, now: Time) -> (RateTrack, u32) {
+    fn update_scoreboard(&mut self, p: &Packet, acked: u64, dsack: bool, now: Time) -> (RateTrack, u32, bool, bool) {
         let mut track = RateTrack::default();
+        let (mut orig, high_seq) = (false, self.recovery.recovery_point());
         let (use_rack, mut rack_ack) = (self.use_rack, RackAck::new(now, self.rtt.min_rtt, self.board.highest_sacked()));
         let mut note = |seq: u64, seg: &Seg, sacked: bool| {
             track.note(seg, sacked);
+            orig |= seg.flags & EVER_RETRANS == 0 && seq < high_seq;
             if use_rack {
                 rack_ack.note(seq, seg);
             }
         };
         let mut delivered = self.board.ack_cumulative(p.ack, &mut note);
+        let mut sacked = false;
         if self.cfg.sack {
-            delivered += self.board.apply_sack(&p.sack_blocks()[dsack as usize..], &mut note);
+            let newly = self.board.apply_sack(&p.sack_blocks()[dsack as usize..], &mut note);
+            sacked = newly > 0;
+            delivered += newly;
         } else {
             delivered = self.board.count_dupacks(acked, delivered);
         }
         self.rack.advance(&rack_ack);
-        (track, delivered)
+        (track, delivered, sacked, orig)
     }
 
     /// The ACK's RTT samples (tcp::rtt::RttTrack::samples) feed the estimator;
@@ -458,12 +467,13 @@ impl Sender {
             XmitTimer::Rto => {}
         }
         self.counters.timeouts += 1;
+        let repeated = self.rtt.backoff > 0;
         self.end_tlp_episode();
         if self.use_rack {
             self.rack.mark_lost_on_timeout(&mut self.board, now);
-            self.recovery.on_rto_marked(&mut self.board, &mut self.cc, &mut self.s);
+            self.recovery.on_rto_marked(repeated, &mut self.board, &mut self.cc, &mut self.s);
         } else {
-            self.recovery.on_rto(&mut self.board, &mut self.cc, &mut self.s);
+            self.recovery.on_rto(repeated, &mut self.board, &mut self.cc, &mut self.s);
         }
         self.ecn.queue_cwr();
         // RFC 6298 (5.5): back off the timer.
@@ -497,6 +507,7 @@ impl Sender {
         self.nic_blocked = false;
         let (prior_out, prior_nxt, sent_before) = (self.packets_out(), self.snd_nxt(), self.counters.segments_sent);
         self.recovery.clamp_pipe(self.in_flight());
+        let new_only = self.recovery.take_new_data_only();
         while self.window_open() && !self.pacing_wait(now) {
             if self.nic_room == Some(0) {
                 self.nic_blocked = true;
@@ -506,7 +517,7 @@ impl Sender {
             if let Some(room) = self.nic_room.as_mut() {
                 *room -= 1;
             }
-            if let Some(seq) = self.board.next_lost() {
+            if let Some(seq) = if new_only { None } else { self.board.next_lost() } {
                 self.retransmit(seq, now, out);
             } else if self.may_send_new() {
                 self.send_new(now, out);
@@ -1118,10 +1129,10 @@ mod tests {
     }
 
     /// Reno at cwnd 20 (ssthresh 10, segments 0-19 sent at 0) times out at
-    /// 1 s and resends segment 0; then an ACK of 0-9 arrives. `echo`: its
-    /// timestamp echo. Returns (state, cwnd, ssthresh) after that ACK and the
-    /// undos counted.
-    fn after_timeout(stack: crate::stack::Stack, echo: Time) -> (CaState, u32, u32, u64) {
+    /// 1 s and resends segment 0; then an ACK up to `ack_to` arrives echoing
+    /// `echo`. Returns (state, cwnd, ssthresh, undos) after it, the segments
+    /// it sent, and the sender.
+    fn after_timeout(stack: crate::stack::Stack, ack_to: u64, echo: Time) -> ((CaState, u32, u32, u64), Vec<u64>, Sender) {
         let (cc, mut profile) = stack.build("reno", &serde_json::Map::new()).unwrap();
         // No tail loss probe: the timer is the RTO at every stack.
         profile.loss_detection = LossDetection::Fack;
@@ -1132,32 +1143,52 @@ mod tests {
         s.s.ssthresh = 10;
         s.on_rto(1000 * MS, &mut out);
         assert_eq!((s.state(), s.s.ssthresh), (CaState::Loss, 10));
-        s.on_ack(&ack(10, &[], echo), 1010 * MS, &mut out);
+        out.clear();
+        s.on_ack(&ack(ack_to, &[], echo), 1010 * MS, &mut out);
         s.check_invariants().unwrap();
-        (s.state(), s.s.cwnd, s.s.ssthresh, s.recovery.undo.count)
+        ((s.state(), s.s.cwnd, s.s.ssthresh, s.recovery.undo.count), out.iter().map(|p| p.seq).collect(), s)
     }
 
-    /// A spurious timeout: the ACK echoes the originals' timestamp (0), older
-    /// than the retransmission at 1 s (Eifel, `tcp_packet_delayed`), so the
-    /// Linux stacks undo (`tcp_try_undo_loss`): ssthresh back to
+    /// A spurious timeout: the ACK of 0-9 echoes the originals' timestamp
+    /// (0), older than the retransmission at 1 s (Eifel, `tcp_packet_delayed`),
+    /// so the Linux stacks undo (`tcp_try_undo_loss`): ssthresh back to
     /// `tcp_current_ssthresh` = max(10, 3/4 x 20) = 15, Open. 2.6.22: slow
     /// start first (cwnd 1 -> 2 in Loss: `tcp_cong_avoid` ran before the
     /// state machine), then max(2, 2 x 10) = 20, moderated to in flight 10 +
     /// 3 = 13; 3.16: 20, unmoderated; today: Reno's max(cwnd, prior_cwnd 20).
-    /// ns-2 has no undo:
-    /// still Loss, slow-starting from 1. An echo of the retransmission (a real
-    /// loss) undoes nothing anywhere.
+    /// ns-2 has no undo: still Loss. With the retransmission's echo, 3.16 and
+    /// today undo all the same by F-RTO (segments 1-9 were never resent, RFC
+    /// 5682 step 3b); 2.6.22 has no F-RTO.
     #[test]
     fn a_spurious_timeout_is_undone_by_the_linux_stacks() {
         use crate::stack::Stack;
-        assert_eq!(after_timeout(Stack::Linux2622, 0), (CaState::Open, 13, 15, 1));
-        assert_eq!(after_timeout(Stack::Linux24, 0), (CaState::Open, 13, 15, 1));
-        assert_eq!(after_timeout(Stack::Linux316, 0), (CaState::Open, 20, 15, 1));
-        assert_eq!(after_timeout(Stack::Linux66, 0), (CaState::Open, 20, 15, 1));
-        assert_eq!(after_timeout(Stack::Ns2Linux, 0).3, 0);
-        for stack in [Stack::Linux2622, Stack::Linux316, Stack::Linux66, Stack::Ns2Linux] {
-            let (state, _, ssthresh, undos) = after_timeout(stack, 1000 * MS);
-            assert_eq!((state, ssthresh, undos), (CaState::Loss, 10, 0), "{}", stack.name());
+        assert_eq!(after_timeout(Stack::Linux2622, 10, 0).0, (CaState::Open, 13, 15, 1));
+        assert_eq!(after_timeout(Stack::Linux24, 10, 0).0, (CaState::Open, 13, 15, 1));
+        assert_eq!(after_timeout(Stack::Linux316, 10, 0).0, (CaState::Open, 20, 15, 1));
+        assert_eq!(after_timeout(Stack::Linux66, 10, 0).0, (CaState::Open, 20, 15, 1));
+        assert_eq!(after_timeout(Stack::Ns2Linux, 10, 0).0 .3, 0);
+        assert_eq!(after_timeout(Stack::Linux2622, 10, 1000 * MS).0, (CaState::Loss, 2, 10, 0));
+        assert_eq!(after_timeout(Stack::Linux316, 10, 1000 * MS).0, (CaState::Open, 20, 15, 1));
+    }
+
+    /// A real timeout: the ACK covers only the resent segment 0 and echoes
+    /// its timestamp. Nothing is undone. 2.6.22 (slow start to 2) resends 1
+    /// and 2; 3.16 and today send new data instead, 20 and 21 (F-RTO step
+    /// 2b), and when the next ACK SACKs 20 with 1 still missing, the loss was
+    /// real (step 3a): 1 and 2 go out again by the rules of Loss.
+    #[test]
+    fn frto_sends_new_data_after_a_timeout_then_resends_when_the_loss_is_real() {
+        use crate::stack::Stack;
+        let (state, sent, _) = after_timeout(Stack::Linux2622, 1, 1000 * MS);
+        assert_eq!((state, sent), ((CaState::Loss, 2, 10, 0), vec![1, 2]));
+        for stack in [Stack::Linux316, Stack::Linux66] {
+            let (state, sent, mut s) = after_timeout(stack, 1, 1000 * MS);
+            assert_eq!((state, sent), ((CaState::Loss, 2, 10, 0), vec![20, 21]), "{}", stack.name());
+            let mut out = vec![];
+            s.on_ack(&ack(1, &[(20, 21)], 1010 * MS), 1020 * MS, &mut out);
+            assert_eq!(s.state(), CaState::Loss);
+            assert_eq!(out.first().map(|p| p.seq), Some(1), "{}", stack.name());
+            s.check_invariants().unwrap();
         }
     }
 
