@@ -73,15 +73,23 @@ pub struct FackRule {
     /// sequences sent during recovery", as 3.16 has it) and in ns-2 it goes
     /// up to snd_nxt.
     pub below_recovery_point: bool,
+    /// In Recovery a duplicate ACK marks the head lost however few segments
+    /// are SACKed above it (`tcp_update_scoreboard`'s `lost = 1`, 2.6.22 and
+    /// 3.16); ns-2.35 TCP-Linux has none ("We don't have tcp_mark_head_lost
+    /// yet", tcp/tcp-linux.cc).
+    pub head_on_dupack: bool,
+    /// In Recovery, segments last sent more than an RTO ago are lost
+    /// (`tcp_head_timedout` in `tcp_update_scoreboard`, 2.6.22; gone by 3.16).
+    pub head_timeout: bool,
 }
 
 impl FackRule {
     /// Linux 2.4 to 2.6.25 (net/ipv4/tcp_input.c at 2.6.22).
-    pub const LINUX_OLD: FackRule = FackRule { gap: 3, below_recovery_point: true };
+    pub const LINUX_OLD: FackRule = FackRule { gap: 3, below_recovery_point: true, head_on_dupack: true, head_timeout: true };
     /// Linux 2.6.26 to 4.14 (net/ipv4/tcp_input.c at 3.16).
-    pub const LINUX_316: FackRule = FackRule { gap: 3, below_recovery_point: false };
+    pub const LINUX_316: FackRule = FackRule { gap: 3, below_recovery_point: false, head_on_dupack: true, head_timeout: false };
     /// ns-2.35 TCP-Linux's ScoreBoard1.
-    pub const NS2: FackRule = FackRule { gap: 4, below_recovery_point: false };
+    pub const NS2: FackRule = FackRule { gap: 4, below_recovery_point: false, head_on_dupack: false, head_timeout: false };
 }
 
 impl LossDetection {

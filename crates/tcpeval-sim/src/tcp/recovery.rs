@@ -213,7 +213,9 @@ impl Recovery {
             // ECE of ACKs for data sent before it would reduce twice).
             CaState::Cwr if board.snd_una > self.high_seq => self.end_reduction(cc, s, board.packets_out()),
             CaState::Recovery if episode_over => self.end_recovery(tsecr, board, cc, s),
-            CaState::Recovery if !self.sack && acked > 0 => board.mark_head_lost(),
+            CaState::Recovery if !self.sack && acked > 0 => {
+                board.mark_head_lost();
+            }
             CaState::Recovery => {
                 self.dsack_undo(board, cc, s);
             }

@@ -389,13 +389,35 @@ impl Scoreboard {
     }
 
     /// NewReno (RFC 6582): the first unacknowledged segment is presumed lost.
-    pub fn mark_head_lost(&mut self) {
+    /// Returns whether it was newly marked.
+    pub fn mark_head_lost(&mut self) -> bool {
         if self.snd_una < self.snd_nxt && self.seg(self.snd_una).flags & (SACKED | LOST | RETRANS) == 0 {
             self.seg(self.snd_una).flags |= LOST;
             self.lost_out += 1;
             self.lost += 1;
             self.note_lost(self.snd_una);
+            return true;
         }
+        false
+    }
+
+    /// Linux 2.6.22's timed-out-head heuristic (`tcp_update_scoreboard` with
+    /// `tcp_head_timedout`): from the head, every segment last sent more than
+    /// `rto` before `now` is lost unless SACKed, lost or being retransmitted;
+    /// the walk stops at the first sent more recently. Returns those marked.
+    pub fn mark_timed_out(&mut self, now: Time, rto: Time) -> u32 {
+        let mut marked = 0;
+        for seq in self.snd_una..self.snd_nxt {
+            let seg = self.seg(seq);
+            if seg.tx_time + rto >= now {
+                break;
+            }
+            if seg.flags & (SACKED | LOST | RETRANS) == 0 {
+                self.mark_lost(seq);
+                marked += 1;
+            }
+        }
+        marked
     }
 
     /// A retransmission timeout: every segment not SACKed is lost and no
@@ -698,7 +720,7 @@ mod tests {
                     2 => { b.mark_lost_sack(); }
                     3 => { b.mark_lost_retrans(DUP_THRESH); }
                     4 if span > 0 => b.mark_lost(seq),
-                    5 => b.mark_head_lost(),
+                    5 => { b.mark_head_lost(); }
                     6 if span > 0 => { b.ack_cumulative(seq + 1, &mut |_, _, _| {}); }
                     7 if at == 0 => b.mark_all_lost(),
                     _ => {

@@ -319,7 +319,7 @@ impl Sender {
         hooks::pkts_acked(&mut self.cc, &mut self.s, &sample);
         self.note_dsack(dsack, track.prior_delivered());
         self.process_tlp_ack(p.ack, acked == 0 && delivered == 0, dsack);
-        let (newly_lost, reo_armed) = self.detect_losses(now);
+        let (newly_lost, reo_armed) = self.detect_losses(acked == 0, now);
         let prior_state = self.s.ca_state;
         let grow_first = self.recovery.grows_before_state_machine();
         if grow_first {
@@ -659,13 +659,14 @@ impl Sender {
 impl Sender {
     /// Mark what the ACK shows lost: RACK's rule or RFC 6675 DupThresh (with
     /// SACK; without, NewReno marks in tcp::recovery). Returns the newly lost
-    /// and whether RACK armed its reordering timer.
-    fn detect_losses(&mut self, now: Time) -> (u32, bool) {
+    /// and whether RACK armed its reordering timer. `dupack`: the ACK did not
+    /// advance snd_una.
+    fn detect_losses(&mut self, dupack: bool, now: Time) -> (u32, bool) {
         if !self.cfg.sack {
             return (0, false);
         }
         if let Some(rule) = self.fack {
-            return (self.detect_losses_fack(rule), false);
+            return (self.detect_losses_fack(rule, dupack, now), false);
         }
         if !self.use_rack {
             return (self.board.mark_lost_sack() + self.board.mark_lost_retrans(DUP_THRESH), false);
@@ -679,13 +680,24 @@ impl Sender {
         (lost, wait.is_some())
     }
 
-    /// FACK's marking (LossDetection::Fack), and its lost retransmissions,
-    /// which Linux looks for in Recovery only (`tcp_mark_lost_retrans`).
-    fn detect_losses_fack(&mut self, rule: FackRule) -> u32 {
+    /// FACK's marking (LossDetection::Fack), and in Recovery what Linux's
+    /// `tcp_update_scoreboard` adds: lost retransmissions
+    /// (`tcp_mark_lost_retrans`), the head on a duplicate ACK even when
+    /// fewer than `gap` segments are SACKed above it (`lost = 1` when
+    /// fackets_out <= reordering), and at 2.6.22 every segment from the head
+    /// last sent more than an RTO ago (`tcp_head_timedout`).
+    fn detect_losses_fack(&mut self, rule: FackRule, dupack: bool, now: Time) -> u32 {
         let in_recovery = self.s.ca_state == CaState::Recovery;
         let bound = if rule.below_recovery_point && in_recovery { self.recovery.recovery_point() } else { self.board.snd_nxt };
-        let lost = self.board.mark_lost_fack(rule.gap, bound);
-        lost + if in_recovery { self.board.mark_lost_retrans(1) } else { 0 }
+        let mut lost = self.board.mark_lost_fack(rule.gap, bound);
+        if in_recovery {
+            lost += self.board.mark_lost_retrans(1);
+            lost += (rule.head_on_dupack && dupack && self.board.mark_head_lost()) as u32;
+            if rule.head_timeout {
+                lost += self.board.mark_timed_out(now, self.rtt.rto());
+            }
+        }
+        lost
     }
 
     /// A D-SACK (Linux `tcp_dsack_seen`) and then RACK's window update
@@ -1188,6 +1200,57 @@ mod tests {
             s.on_ack(&ack(1, &[(20, 21)], 1010 * MS), 1020 * MS, &mut out);
             assert_eq!(s.state(), CaState::Loss);
             assert_eq!(out.first().map(|p| p.seq), Some(1), "{}", stack.name());
+            s.check_invariants().unwrap();
+        }
+    }
+
+    /// A Reno sender at `stack` (its FACK rule) with cwnd 20 and segments 0-19
+    /// sent at 0, segment 0 lost: three SACKs start recovery.
+    fn fack_recovery(stack: crate::stack::Stack) -> Sender {
+        let (cc, profile) = stack.build("reno", &serde_json::Map::new()).unwrap();
+        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: 20, sack: true, initial_cwnd: 20 };
+        let mut s = Sender::new(cfg, cc).with_stack(&profile);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        s.s.ssthresh = 10;
+        for k in 1..=4 {
+            s.on_ack(&ack(0, &[(1, 1 + k)], 0), (50 + k) * MS, &mut out);
+        }
+        assert_eq!(s.state(), CaState::Recovery);
+        s
+    }
+
+    /// Segments 0 and 16 lost. The partial ACK up to 16 SACKs 17: 16 lies
+    /// within 3 of the highest SACK, so FACK does not mark it. A duplicate
+    /// ACK then marks the head anyway at Linux (`tcp_update_scoreboard`'s
+    /// `lost = 1`) and it is resent; ns-2's TCP-Linux has no such rule.
+    #[test]
+    fn a_dupack_in_recovery_marks_the_head_lost_at_linux() {
+        use crate::stack::Stack;
+        for (stack, resent) in [(Stack::Linux2622, true), (Stack::Linux316, true), (Stack::Ns2Linux, false)] {
+            let mut s = fack_recovery(stack);
+            let mut out = vec![];
+            s.on_ack(&ack(16, &[(17, 18)], 60 * MS), 110 * MS, &mut out);
+            out.clear();
+            s.on_ack(&ack(16, &[(17, 19)], 60 * MS), 111 * MS, &mut out);
+            assert_eq!(out.iter().any(|p| p.seq == 16), resent, "{}", stack.name());
+            s.check_invariants().unwrap();
+        }
+    }
+
+    /// 2.6.22's timed-out-head heuristic: in Recovery, a duplicate ACK 400 ms
+    /// after segments 5-19 were sent (RTO about 250 ms after one 51 ms RTT
+    /// sample) marks them lost; 3.16 waits for the timer.
+    #[test]
+    fn at_2622_segments_older_than_the_rto_are_lost_in_recovery() {
+        use crate::stack::Stack;
+        for (stack, marked) in [(Stack::Linux2622, true), (Stack::Linux316, false)] {
+            let mut s = fack_recovery(stack);
+            assert!(s.rtt.rto() < 400 * MS);
+            let lost_before = s.board.lost_out;
+            let mut out = vec![];
+            s.on_ack(&ack(0, &[(1, 5)], 0), 400 * MS, &mut out);
+            assert_eq!(s.board.lost_out > lost_before, marked, "{}", stack.name());
             s.check_invariants().unwrap();
         }
     }
