@@ -303,10 +303,8 @@ impl Stack {
             // cwnd came later in 2.6 and is the one 3.x runs.
             Cc::Vegas(v) if matches!(era, Stack::Linux24 | Stack::Linux2613 | Stack::Linux2622) => v.set_version(VegasVersion::Linux26),
             // 2.4: the BIC built into 2.6.11's tcp_input.c (cc::bic::BicVersion).
-            Cc::Bic(b) if era == Stack::Linux24 => {
-                b.set_version(cc::bic::BicVersion::Builtin2611);
-                b.set_undo(cc::BicUndo::LastMax);
-            }
+            // Its undo is the stack's (2.6.11's and 2.4.22's tcp_undo_cwr).
+            Cc::Bic(b) if era == Stack::Linux24 => b.set_version(cc::bic::BicVersion::Builtin2611),
             // bictcp_undo_cwnd: last_max_cwnd at 2.6.22, loss_cwnd at 3.16.0.
             Cc::Bic(b) if matches!(era, Stack::Linux2613 | Stack::Linux2622) => b.set_undo(cc::BicUndo::LastMax),
             Cc::Bic(b) if era == Stack::Linux316 => b.set_undo(cc::BicUndo::LossCwnd),
@@ -473,6 +471,25 @@ mod tests {
             cc::CongestionOps::cong_avoid(&mut cc, &mut s, 1); // finds the table row
             assert_eq!(cc::CongestionOps::ssthresh(&mut cc, &s), want, "{}", stack.name());
         }
+    }
+
+    /// BIC's and CUBIC's `undo_cwnd` by era after a loss at cwnd 100 (now
+    /// 10): last_max_cwnd at 2.6.22 (100, no fast convergence yet), loss_cwnd
+    /// at 3.16 (100), none of their own at 2.4 (2.6.11's built-in BIC) and
+    /// today (Reno's, the stack's default).
+    #[test]
+    fn bic_and_cubic_undo_by_era() {
+        for alg in ["bic", "cubic"] {
+            for (stack, want) in [(Stack::Linux2622, Some(100)), (Stack::Linux316, Some(100)), (DEFAULT_STACK, None)] {
+                let (mut cc, _) = stack.build(alg, &Map::new()).unwrap();
+                let mut s = cc::CcState::new(100, 1448);
+                cc::CongestionOps::ssthresh(&mut cc, &s);
+                s.cwnd = 10;
+                assert_eq!(cc::CongestionOps::undo_cwnd(&mut cc, &s, 100), want, "{alg} {}", stack.name());
+            }
+        }
+        let (mut bic24, _) = Stack::Linux24.build("bic", &Map::new()).unwrap();
+        assert_eq!(cc::CongestionOps::undo_cwnd(&mut bic24, &cc::CcState::new(10, 1448), 100), None);
     }
 
     #[test]

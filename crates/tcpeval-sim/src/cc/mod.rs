@@ -291,12 +291,13 @@ pub trait CongestionOps {
 /// How BIC and CUBIC put the window back on an undo (`bictcp_undo_cwnd`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BicUndo {
-    /// max(cwnd, last_max_cwnd): 2.6.22's tcp_bic.c and tcp_cubic.c (and the
-    /// BIC built into 2.6.11's tcp_input.c, which linux-2.4 runs).
+    /// max(cwnd, last_max_cwnd): 2.6.22's tcp_bic.c and tcp_cubic.c.
     LastMax,
     /// max(cwnd, loss_cwnd), the window at the last loss: 3.16.0's.
     LossCwnd,
-    /// Reno's (`tcp_reno_undo_cwnd`): today's tcp_bic.c and tcp_cubic.c.
+    /// None of its own, the stack's: Reno's (`tcp_reno_undo_cwnd`) in
+    /// today's tcp_bic.c and tcp_cubic.c; max(cwnd, 2 ssthresh) for the BIC
+    /// built into 2.6.11's tcp_input.c (`tcp_undo_cwr`), which linux-2.4 runs.
     #[default]
     Reno,
 }
