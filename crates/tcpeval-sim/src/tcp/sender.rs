@@ -1140,19 +1140,26 @@ mod tests {
         s.check_invariants().unwrap();
     }
 
+    /// Reno at `stack` (its loss detection, or `detection`), 20 segments sent
+    /// at 0 with ssthresh 10 (past slow start); `max_window` in segments.
+    fn reno_sent_20(stack: crate::stack::Stack, detection: Option<LossDetection>, max_window: u64) -> Sender {
+        let (cc, mut profile) = stack.build("reno", &serde_json::Map::new()).unwrap();
+        profile.loss_detection = detection.unwrap_or(profile.loss_detection);
+        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window, sack: true, initial_cwnd: 20 };
+        let mut s = Sender::new(cfg, cc).with_stack(&profile);
+        s.start(0, &mut vec![]);
+        s.s.ssthresh = 10;
+        s
+    }
+
     /// Reno at cwnd 20 (ssthresh 10, segments 0-19 sent at 0) times out at
     /// 1 s and resends segment 0; then an ACK up to `ack_to` arrives echoing
     /// `echo`. Returns (state, cwnd, ssthresh, undos) after it, the segments
     /// it sent, and the sender.
     fn after_timeout(stack: crate::stack::Stack, ack_to: u64, echo: Time) -> ((CaState, u32, u32, u64), Vec<u64>, Sender) {
-        let (cc, mut profile) = stack.build("reno", &serde_json::Map::new()).unwrap();
         // No tail loss probe: the timer is the RTO at every stack.
-        profile.loss_detection = LossDetection::Fack;
-        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: u64::MAX, sack: true, initial_cwnd: 20 };
-        let mut s = Sender::new(cfg, cc).with_stack(&profile);
+        let mut s = reno_sent_20(stack, Some(LossDetection::Fack), u64::MAX);
         let mut out = vec![];
-        s.start(0, &mut out);
-        s.s.ssthresh = 10;
         s.on_rto(1000 * MS, &mut out);
         assert_eq!((s.state(), s.s.ssthresh), (CaState::Loss, 10));
         out.clear();
@@ -1207,12 +1214,8 @@ mod tests {
     /// A Reno sender at `stack` (its FACK rule) with cwnd 20 and segments 0-19
     /// sent at 0, segment 0 lost: three SACKs start recovery.
     fn fack_recovery(stack: crate::stack::Stack) -> Sender {
-        let (cc, profile) = stack.build("reno", &serde_json::Map::new()).unwrap();
-        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: 20, sack: true, initial_cwnd: 20 };
-        let mut s = Sender::new(cfg, cc).with_stack(&profile);
+        let mut s = reno_sent_20(stack, None, 20);
         let mut out = vec![];
-        s.start(0, &mut out);
-        s.s.ssthresh = 10;
         for k in 1..=4 {
             s.on_ack(&ack(0, &[(1, 1 + k)], 0), (50 + k) * MS, &mut out);
         }
@@ -1264,13 +1267,8 @@ mod tests {
     fn a_dsack_of_the_only_retransmission_undoes_the_recovery() {
         use crate::stack::Stack;
         for (stack, cwnd_after) in [(Stack::Linux2622, None), (Stack::Linux316, Some(20))] {
-            let (cc, mut profile) = stack.build("reno", &serde_json::Map::new()).unwrap();
-            profile.loss_detection = LossDetection::DupThresh;
-            let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: u64::MAX, sack: true, initial_cwnd: 20 };
-            let mut s = Sender::new(cfg, cc).with_stack(&profile);
+            let mut s = reno_sent_20(stack, Some(LossDetection::DupThresh), u64::MAX);
             let mut out = vec![];
-            s.start(0, &mut out);
-            s.s.ssthresh = 10;
             for k in 1..=3 {
                 s.on_ack(&ack(0, &[(1, 1 + k)], 0), (50 + k) * MS, &mut out);
             }
