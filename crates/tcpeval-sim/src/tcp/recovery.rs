@@ -281,6 +281,7 @@ impl Recovery {
     }
 
     /// F-RTO's step 2b asked for new data only on this send (consumed).
+    #[inline]
     pub fn take_new_data_only(&mut self) -> bool {
         std::mem::take(&mut self.new_data_only)
     }
@@ -288,6 +289,7 @@ impl Recovery {
     /// Linux `tcp_try_to_open`: Disorder while anything is SACKed (and at
     /// 2.6.22 while an undo is still possible, from which state high_seq
     /// marks its end), else Open; 2.6.22 moderates cwnd.
+    #[inline]
     fn try_to_open<C: CongestionOps>(&mut self, board: &Scoreboard, cc: &mut C, s: &mut CcState) {
         let linux26 = self.undo.rule == UndoRule::Linux26;
         let disorder = board.sacked_out > 0 || (linux26 && self.undo.pending());
@@ -329,6 +331,7 @@ impl Recovery {
     /// 3.16 and today: D-SACKs showed every retransmission spurious
     /// (`tcp_try_undo_dsack`); in Recovery the episode ends
     /// (`tcp_try_keep_open`). Returns whether it undid.
+    #[inline]
     fn dsack_undo<C: CongestionOps>(&mut self, board: &Scoreboard, cc: &mut C, s: &mut CcState) -> bool {
         if self.undo.rule == UndoRule::Linux26 || !self.undo.dsacks_undo_all() {
             return false;
@@ -344,6 +347,7 @@ impl Recovery {
 
     /// 2.6.22's `tcp_moderate_cwnd` on an ACK handled in Disorder
     /// (`tcp_try_to_open`), after congestion avoidance.
+    #[inline]
     pub fn moderate_after_ack(&self, prior: CaState, s: &mut CcState, in_flight: u64) {
         if self.undo.rule == UndoRule::Linux26 && (prior == CaState::Disorder || s.ca_state == CaState::Disorder) {
             undo::moderate(s, in_flight);
@@ -523,6 +527,7 @@ impl Recovery {
     /// TCP-Linux `recv`. Today's `tcp_cong_control` runs after it, on the
     /// state it leaves, and ns-2's Sack1 agent opens cwnd after its own
     /// recovery logic.
+    #[inline]
     pub fn grows_before_state_machine(&self) -> bool {
         !matches!(self.reduction, Reduction::Prr | Reduction::Halve)
     }

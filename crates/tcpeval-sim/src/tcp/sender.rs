@@ -329,7 +329,8 @@ impl Sender {
         if ece {
             self.recovery.undo.forbid_window_undo();
         }
-        let info = AckInfo { acked, sacked, orig_acked, tsecr, can_send_new: self.may_send_new() };
+        let can_send_new = prior_state == CaState::Loss && self.may_send_new();
+        let info = AckInfo { acked, sacked, orig_acked, tsecr, can_send_new };
         let entered = self.recovery.on_ack(&info, &mut self.board, &mut self.cc, &mut self.s);
         if matches!(prior_state, CaState::Recovery | CaState::Loss) && (entered || self.s.ca_state != prior_state) {
             self.rack.on_recovery_end();
@@ -378,11 +379,15 @@ impl Sender {
     /// duplicate and no news: skipped.
     fn update_scoreboard(&mut self, p: &Packet, acked: u64, dsack: bool, now: Time) -> (RateTrack, u32, bool, bool) {
         let mut track = RateTrack::default();
-        let (mut orig, high_seq) = (false, self.recovery.recovery_point());
+        // Only Loss asks (F-RTO, tcp::recovery): the test stays out of the
+        // per-segment loop otherwise (issue 29's engine benchmark, scenario e).
+        let (mut orig, in_loss, high_seq) = (false, self.s.ca_state == CaState::Loss, self.recovery.recovery_point());
         let (use_rack, mut rack_ack) = (self.use_rack, RackAck::new(now, self.rtt.min_rtt, self.board.highest_sacked()));
         let mut note = |seq: u64, seg: &Seg, sacked: bool| {
             track.note(seg, sacked);
-            orig |= seg.flags & EVER_RETRANS == 0 && seq < high_seq;
+            if in_loss {
+                orig |= seq < high_seq && seg.flags & EVER_RETRANS == 0;
+            }
             if use_rack {
                 rack_ack.note(seq, seg);
             }

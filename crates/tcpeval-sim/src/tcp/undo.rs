@@ -207,8 +207,9 @@ impl Undo {
     /// Back in Open with nothing retransmitted in flight: the next
     /// retransmission starts a new stamp (`tcp_try_to_open`,
     /// `tcp_fastretrans_alert` in Open).
+    #[inline]
     pub fn clear_stamp(&mut self, retrans_in_flight: bool) {
-        if !retrans_in_flight {
+        if !retrans_in_flight && self.stamp.is_some() {
             self.stamp = None;
         }
     }
