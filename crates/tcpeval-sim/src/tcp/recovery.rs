@@ -216,9 +216,7 @@ impl Recovery {
             CaState::Recovery if !self.sack && acked > 0 => {
                 board.mark_head_lost();
             }
-            CaState::Recovery => {
-                self.dsack_undo(board, cc, s);
-            }
+            CaState::Recovery => self.dsack_undo(board, cc, s),
             CaState::Loss if episode_over && self.is_ns2_linux() => self.end_reduction(cc, s, board.packets_out()),
             CaState::Loss => self.process_loss(a, board, cc, s),
             CaState::Disorder if episode_over && self.undo.rule == UndoRule::Linux26 => self.leave_disorder(board, cc, s),
@@ -251,7 +249,9 @@ impl Recovery {
         if self.frto && !recovered {
             if board.snd_nxt > self.high_seq {
                 // Step 3a: new data went out and holes are still reported.
-                self.frto = !(a.sacked || a.acked == 0);
+                if a.sacked || a.acked == 0 {
+                    self.frto = false;
+                }
             } else if a.acked > 0 {
                 // Step 2b: send new data, not retransmissions, and wait.
                 self.high_seq = board.snd_nxt;
@@ -330,11 +330,11 @@ impl Recovery {
 
     /// 3.16 and today: D-SACKs showed every retransmission spurious
     /// (`tcp_try_undo_dsack`); in Recovery the episode ends
-    /// (`tcp_try_keep_open`). Returns whether it undid.
+    /// (`tcp_try_keep_open`).
     #[inline]
-    fn dsack_undo<C: CongestionOps>(&mut self, board: &Scoreboard, cc: &mut C, s: &mut CcState) -> bool {
+    fn dsack_undo<C: CongestionOps>(&mut self, board: &Scoreboard, cc: &mut C, s: &mut CcState) {
         if self.undo.rule == UndoRule::Linux26 || !self.undo.dsacks_undo_all() {
-            return false;
+            return;
         }
         self.undo.undo(cc, s, board.in_flight());
         if s.ca_state == CaState::Recovery {
@@ -342,7 +342,6 @@ impl Recovery {
             hooks::set_state(cc, s, state);
             self.high_seq = board.snd_nxt;
         }
-        true
     }
 
     /// 2.6.22's `tcp_moderate_cwnd` on an ACK handled in Disorder
