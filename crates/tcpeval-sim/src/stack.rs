@@ -485,11 +485,11 @@ mod tests {
                 let mut s = cc::CcState::new(100, 1448);
                 cc::CongestionOps::ssthresh(&mut cc, &s);
                 s.cwnd = 10;
-                assert_eq!(cc::CongestionOps::undo_cwnd(&mut cc, &s, 100), want, "{alg} {}", stack.name());
+                assert_eq!(cc::CongestionOps::undo_cwnd(&mut cc, &s), want, "{alg} {}", stack.name());
             }
         }
         let (mut bic24, _) = Stack::Linux24.build("bic", &Map::new()).unwrap();
-        assert_eq!(cc::CongestionOps::undo_cwnd(&mut bic24, &cc::CcState::new(10, 1448), 100), None);
+        assert_eq!(cc::CongestionOps::undo_cwnd(&mut bic24, &cc::CcState::new(10, 1448)), None);
     }
 
     #[test]

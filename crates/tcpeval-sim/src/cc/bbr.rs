@@ -404,7 +404,7 @@ impl CongestionOps for Bbr {
 
     /// Linux `bbr_undo_cwnd`: the window stays; the pipe may not be full
     /// after all, so STARTUP's plateau test starts over (tcp::undo).
-    fn undo_cwnd(&mut self, s: &CcState, _prior_cwnd: u32) -> Option<u32> {
+    fn undo_cwnd(&mut self, s: &CcState) -> Option<u32> {
         self.full_bw = 0.0;
         self.full_bw_cnt = 0;
         Some(s.cwnd)

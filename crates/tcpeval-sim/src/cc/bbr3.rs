@@ -1073,7 +1073,7 @@ impl CongestionOps for Bbr3 {
 
     /// An undo (tcp::undo) leaves BBR's window; the plateau test starts over
     /// (v3's `bbr_undo_cwnd` also clears its loss round's state, not modelled).
-    fn undo_cwnd(&mut self, s: &CcState, _prior_cwnd: u32) -> Option<u32> {
+    fn undo_cwnd(&mut self, s: &CcState) -> Option<u32> {
         self.reset_full_bw();
         Some(s.cwnd)
     }

@@ -111,7 +111,7 @@ impl Default for Bic {
             delayed_ack: 2 << ACK_RATIO_SHIFT,
             version: BicVersion::Module,
             loss_cwnd: 0,
-            undo: BicUndo::Reno,
+            undo: BicUndo::Stack,
         }
     }
 }
@@ -230,7 +230,7 @@ impl CongestionOps for Bic {
         }
     }
 
-    fn undo_cwnd(&mut self, s: &CcState, _prior_cwnd: u32) -> Option<u32> {
+    fn undo_cwnd(&mut self, s: &CcState) -> Option<u32> {
         self.undo.window(s.cwnd, self.last_max_cwnd, self.loss_cwnd)
     }
 }

@@ -207,7 +207,7 @@ impl Cubic {
         match self.version {
             CubicVersion::V2_1 => BicUndo::LastMax,
             CubicVersion::V2_3PerAck => BicUndo::LossCwnd,
-            CubicVersion::Current => BicUndo::Reno,
+            CubicVersion::Current => BicUndo::Stack,
         }
     }
 
@@ -424,7 +424,7 @@ impl CongestionOps for Cubic {
         }
     }
 
-    fn undo_cwnd(&mut self, s: &CcState, _prior_cwnd: u32) -> Option<u32> {
+    fn undo_cwnd(&mut self, s: &CcState) -> Option<u32> {
         self.undo_rule().window(s.cwnd, self.last_max_cwnd, self.loss_cwnd)
     }
 

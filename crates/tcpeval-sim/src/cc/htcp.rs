@@ -257,7 +257,7 @@ impl CongestionOps for Htcp {
     /// and throughput memory from before the reduction, and the window that
     /// ssthresh came from. Linux keeps `undo_last_cong` set, so the return
     /// to Open that follows restarts the epoch all the same (`htcp_state`).
-    fn undo_cwnd(&mut self, s: &CcState, _prior_cwnd: u32) -> Option<u32> {
+    fn undo_cwnd(&mut self, s: &CcState) -> Option<u32> {
         (self.last_cong, self.max_rtt, self.old_max_b) = self.undo;
         Some(s.cwnd.max(((s.ssthresh as u64) << 7).checked_div(self.beta as u64).unwrap_or(0) as u32))
     }

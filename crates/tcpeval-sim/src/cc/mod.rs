@@ -282,8 +282,8 @@ pub trait CongestionOps {
     }
     /// The window to put back when a reduction is undone (Linux `undo_cwnd`,
     /// tcp::undo); None: the stack's default (max(cwnd, 2 ssthresh) to 3.16,
-    /// Reno's max(cwnd, `prior_cwnd`) today).
-    fn undo_cwnd(&mut self, _s: &CcState, _prior_cwnd: u32) -> Option<u32> {
+    /// Reno's max(cwnd, cwnd before the reduction) today, which tcp::undo keeps).
+    fn undo_cwnd(&mut self, _s: &CcState) -> Option<u32> {
         None
     }
 }
@@ -299,7 +299,7 @@ pub enum BicUndo {
     /// today's tcp_bic.c and tcp_cubic.c; max(cwnd, 2 ssthresh) for the BIC
     /// built into 2.6.11's tcp_input.c (`tcp_undo_cwr`), which linux-2.4 runs.
     #[default]
-    Reno,
+    Stack,
 }
 
 impl BicUndo {
@@ -307,7 +307,7 @@ impl BicUndo {
         match self {
             BicUndo::LastMax => Some(cwnd.max(last_max_cwnd)),
             BicUndo::LossCwnd => Some(cwnd.max(loss_cwnd)),
-            BicUndo::Reno => None,
+            BicUndo::Stack => None,
         }
     }
 }
@@ -569,8 +569,8 @@ impl CongestionOps for Cc {
     fn min_cwnd(&mut self, s: &CcState) -> u32 {
         self.ops().min_cwnd(s)
     }
-    fn undo_cwnd(&mut self, s: &CcState, prior_cwnd: u32) -> Option<u32> {
-        self.ops().undo_cwnd(s, prior_cwnd)
+    fn undo_cwnd(&mut self, s: &CcState) -> Option<u32> {
+        self.ops().undo_cwnd(s)
     }
 }
 

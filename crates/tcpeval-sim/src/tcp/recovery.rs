@@ -132,10 +132,6 @@ impl AckInfo {
     }
 }
 
-/// ns-2.35 `tcp_max_burst` (tcp/linux/ns-linux-param.c), the burst
-/// `tcp_moderate_cwnd` allows above the packets in flight.
-const NS2_MAX_BURST: u64 = 3;
-
 /// Linux `tcp_cwnd_down` (net/ipv4/tcp_input.c, read at 2.6.22), the window
 /// after an ACK during a reduction: on an ACK that delivered something, one
 /// packet off cwnd every second such ACK (the parity kept in snd_cwnd_cnt,
@@ -382,8 +378,8 @@ impl Recovery {
     /// the pipe target dropped; no `CA_EVENT_COMPLETE_CWR`.
     fn end_ns2_linux<C: CongestionOps>(&mut self, cc: &mut C, s: &mut CcState, packets_out: u64) {
         if s.cwnd < s.ssthresh {
-            let moderated = u32::try_from(packets_out + NS2_MAX_BURST).unwrap_or(u32::MAX);
-            s.cwnd = s.ssthresh.min(moderated);
+            s.cwnd = s.ssthresh;
+            undo::moderate(s, packets_out);
         }
         self.pipe = 0;
         hooks::set_state(cc, s, CaState::Open);

@@ -28,7 +28,8 @@ use crate::net::SegRange;
 use crate::time::Time;
 
 /// Linux `tcp_max_burst` (tp->reordering, 3): `tcp_moderate_cwnd` allows
-/// this many packets above those in flight.
+/// this many packets above those in flight; ns-2.35's TCP-Linux has its own
+/// `tcp_max_burst` = 3 (tcp/linux/ns-linux-param.c), the same.
 pub const MAX_BURST: u64 = 3;
 
 /// Which stack's undo the flow runs.
@@ -189,7 +190,7 @@ impl Undo {
                 UndoRule::Linux66 => s.cwnd.max(self.prior_cwnd),
                 _ => s.cwnd.max(s.ssthresh.saturating_mul(2)),
             };
-            s.cwnd = cc.undo_cwnd(s, self.prior_cwnd).unwrap_or(fallback);
+            s.cwnd = cc.undo_cwnd(s).unwrap_or(fallback);
             s.ssthresh = s.ssthresh.max(self.prior_ssthresh);
         } else if self.rule != UndoRule::Linux66 {
             s.cwnd = s.cwnd.max(s.ssthresh);
