@@ -11,6 +11,7 @@
 use crate::cc::{self, Cc, CcError, Growth};
 use crate::tcp::rack::{FackRule, LossDetection};
 use crate::tcp::recovery::Reduction;
+use crate::tcp::sender::CwndTest;
 use crate::tcp::undo::UndoRule;
 use crate::time::{Time, MS, SEC};
 use serde_json::{Map, Value};
@@ -100,6 +101,8 @@ pub struct Profile {
     pub tx_start: TxStart,
     /// How a reduction found unneeded is undone (tcp::undo).
     pub undo: UndoRule,
+    /// When an ACK may grow the window (tcp::sender::CwndTest).
+    pub cwnd_test: CwndTest,
 }
 
 /// Linux TCP_MAX_QUICKACKS (include/net/tcp.h, 2.6.22 and today).
@@ -174,6 +177,7 @@ impl Stack {
             dsack: true,
             tx_start: TxStart::AnyData,
             undo: UndoRule::Linux26,
+            cwnd_test: CwndTest::PriorInFlight,
         };
         let linux_new = |growth| Profile {
             growth,
@@ -192,6 +196,7 @@ impl Stack {
             dsack: true,
             tx_start: TxStart::AnyData,
             undo: UndoRule::Linux316,
+            cwnd_test: CwndTest::Validated,
         };
         match self {
             // 2.4.22 (hooao/linux-2.4.22 aa17aeb): tcp_cwnd_down's floor is ssthresh / 2 for every algorithm.
@@ -220,6 +225,7 @@ impl Stack {
                 dsack: false,
                 tx_start: TxStart::Never,
                 undo: UndoRule::Off,
+                cwnd_test: CwndTest::Always,
             },
             // The sink is ns-2's TCPSink/Sack1/DelAck: no quick-ACK start, no
             // D-SACK (`generateDSacks_ false`). Initial window and delayed-ACK

@@ -137,6 +137,13 @@ impl CongestionOps for Fast {
         }
     }
 
+    /// FAST paces, so in flight trails a window it has just raised; like
+    /// Vegas's branch, its round update runs whether or not the window is
+    /// in use (Caltech's 2.4 patch, built on Vegas, is not public).
+    fn waits_for_window_use(&self, _s: &CcState) -> bool {
+        false
+    }
+
     fn pkts_acked(&mut self, s: &mut CcState, sample: &AckSample) {
         if let Some(rtt) = sample.rtt {
             self.base_rtt = self.base_rtt.min(rtt);

@@ -255,6 +255,15 @@ pub trait CongestionOps {
     fn ssthresh(&mut self, s: &CcState) -> u32;
     /// Grow the window: `acked` packets were newly delivered.
     fn cong_avoid(&mut self, s: &mut CcState, acked: u32);
+    /// Whether `cong_avoid` waits until the window is in use (the stack's
+    /// `tcp::sender::CwndTest`, recorded in `s.cwnd_limited` before this is
+    /// asked). Linux's modules test `tcp_is_cwnd_limited` first, and so does
+    /// every algorithm here, except those whose round update must run each
+    /// round: Vegas in its own branch (tcp_vegas.c at 2.6.22 and today tests
+    /// only on its Reno paths; 2.6.11's `tcp_ack` skipped the test for Vegas).
+    fn waits_for_window_use(&self, _s: &CcState) -> bool {
+        true
+    }
     fn pkts_acked(&mut self, _s: &mut CcState, _sample: &AckSample) {}
     fn set_state(&mut self, _s: &mut CcState, _state: CaState) {}
     fn cwnd_event(&mut self, _s: &mut CcState, _event: CaEvent) {}
@@ -546,6 +555,13 @@ impl CongestionOps for Cc {
     }
     fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
         self.ops().cong_avoid(s, acked)
+    }
+    fn waits_for_window_use(&self, s: &CcState) -> bool {
+        match self {
+            Cc::Vegas(v) => v.waits_for_window_use(s),
+            Cc::Fast(f) => f.waits_for_window_use(s),
+            _ => true,
+        }
     }
     fn pkts_acked(&mut self, s: &mut CcState, sample: &AckSample) {
         self.ops().pkts_acked(s, sample)

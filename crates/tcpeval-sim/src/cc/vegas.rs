@@ -180,7 +180,7 @@ impl Vegas {
         let old_snd_cwnd = self.beg_snd_cwnd;
         (self.beg_snd_una, self.beg_snd_nxt, self.beg_snd_cwnd) = (self.beg_snd_nxt, s.snd_nxt, s.cwnd);
         if self.rtts.count <= 2 {
-            self.reno.cong_avoid(s, acked);
+            self.reno_when_in_use(s, acked);
             return;
         }
         let (rtt, base) = (self.rtts.min.max(1), self.rtts.base);
@@ -214,6 +214,15 @@ impl Vegas {
     pub fn base_rtt(&self) -> Time {
         self.rtts.base
     }
+
+    /// Reno's step inside Vegas's own branch: only when the window is in use
+    /// (`tcp_reno_cong_avoid` tests `tcp_is_cwnd_limited`; Vegas's branch
+    /// itself does not, `waits_for_window_use`).
+    fn reno_when_in_use(&mut self, s: &mut CcState, acked: u32) {
+        if s.cwnd_limited {
+            self.reno.cong_avoid(s, acked);
+        }
+    }
 }
 
 impl CongestionOps for Vegas {
@@ -243,7 +252,7 @@ impl CongestionOps for Vegas {
         } else if s.snd_una > self.beg_snd_nxt {
             self.beg_snd_nxt = s.snd_nxt;
             if self.rtts.count <= 2 {
-                self.reno.cong_avoid(s, acked);
+                self.reno_when_in_use(s, acked);
             } else {
                 self.adjust(s, acked);
             }
@@ -251,6 +260,10 @@ impl CongestionOps for Vegas {
         } else if s.in_slow_start() {
             slow_start(s, acked);
         }
+    }
+
+    fn waits_for_window_use(&self, _s: &CcState) -> bool {
+        !self.doing_vegas_now
     }
 
     fn pkts_acked(&mut self, _s: &mut CcState, sample: &AckSample) {

@@ -42,8 +42,16 @@ pub fn cong_control<C: CongestionOps>(
     }
     if matches!(s.ca_state, CaState::Recovery | CaState::Cwr) {
         prr(s);
-    } else if una_advanced && cwnd_limited(s) {
-        cc.cong_avoid(s, rs.acked_sacked);
+    } else if una_advanced {
+        grow(cc, s, rs.acked_sacked, cwnd_limited);
+    }
+}
+
+/// `cong_avoid` when the window is in use or the algorithm does not wait for
+/// it (`CongestionOps::waits_for_window_use`); the test is recorded first.
+fn grow<C: CongestionOps>(cc: &mut C, s: &mut CcState, acked: u32, cwnd_limited: impl FnOnce(&mut CcState) -> bool) {
+    if cwnd_limited(s) || !cc.waits_for_window_use(s) {
+        cc.cong_avoid(s, acked);
     }
 }
 
@@ -53,8 +61,8 @@ pub fn cong_control<C: CongestionOps>(
 /// reduction step still follows the state machine (`cong_control` with
 /// `una_advanced` false).
 pub fn cong_avoid_before<C: CongestionOps>(cc: &mut C, s: &mut CcState, acked: u32, una_advanced: bool, cwnd_limited: impl FnOnce(&mut CcState) -> bool) {
-    if una_advanced && !matches!(s.ca_state, CaState::Recovery | CaState::Cwr) && cwnd_limited(s) {
-        cc.cong_avoid(s, acked);
+    if una_advanced && !matches!(s.ca_state, CaState::Recovery | CaState::Cwr) {
+        grow(cc, s, acked, cwnd_limited);
     }
 }
 

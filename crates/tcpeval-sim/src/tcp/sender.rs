@@ -82,10 +82,33 @@ impl SenderCounters {
     }
 }
 
-/// Whether the window has been in use (Linux `tcp_is_cwnd_limited` and the
-/// `max_packets_out` / `is_cwnd_limited` bookkeeping of `tcp_cwnd_validate`).
+/// Which test says the window is in use, so that an ACK may grow it (Linux
+/// `tcp_is_cwnd_limited`), by era.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CwndTest {
+    /// Linux 3.16 on (include/net/tcp.h at 3.16.0 and today): in slow start
+    /// cwnd below twice the most packets out this window, else whether the
+    /// window was full at a send since the window began (`is_cwnd_limited`,
+    /// kept by `tcp_cwnd_validate`).
+    #[default]
+    Validated,
+    /// The packets in flight before the ACK reach cwnd: `tcp_ack`'s
+    /// `prior_in_flight >= snd_cwnd` at 2.4.22 and 2.6.11 (net/ipv4/tcp_input.c),
+    /// the modules' `tcp_is_cwnd_limited(sk, in_flight)` at 2.6.22 on a host
+    /// without TSO/GSO (include/net/tcp.h; the engine sends segment by
+    /// segment, so the TSO divisor branch never applies), and ns-2.35
+    /// TCP-Linux's copy of it (tcp/linux/ns-linux-c.h).
+    PriorInFlight,
+    /// No test: ns-2's own agents open the window on every new ACK
+    /// (`TcpAgent::opencwnd`, tcp/tcp.cc).
+    Always,
+}
+
+/// Whether the window has been in use (`CwndTest`, with the `max_packets_out`
+/// / `is_cwnd_limited` bookkeeping of Linux `tcp_cwnd_validate`).
 #[derive(Default)]
 struct WindowUse {
+    test: CwndTest,
     window_seq: u64,
     max_packets_out: u64,
     limited_flag: bool,
@@ -105,10 +128,15 @@ impl WindowUse {
         }
     }
 
-    /// In slow start, cwnd below twice the most packets out; otherwise whether
-    /// the window was fully used recently. Recorded in the state.
-    fn cwnd_limited(&self, s: &mut CcState) -> bool {
-        let limited = if s.in_slow_start() { (s.cwnd as u64) < 2 * self.max_packets_out } else { self.limited_flag };
+    /// The stack's test, given the packets in flight before the ACK; recorded
+    /// in the state.
+    fn cwnd_limited(&self, s: &mut CcState, prior_in_flight: u32) -> bool {
+        let limited = match self.test {
+            CwndTest::Validated if s.in_slow_start() => (s.cwnd as u64) < 2 * self.max_packets_out,
+            CwndTest::Validated => self.limited_flag,
+            CwndTest::PriorInFlight => prior_in_flight >= s.cwnd,
+            CwndTest::Always => true,
+        };
         s.cwnd_limited = limited;
         limited
     }
@@ -227,6 +255,7 @@ impl Sender {
         self.recovery.set_undo(profile.undo);
         self.rtt.initial_rto = Some(profile.initial_rto);
         self.tx_start = profile.tx_start;
+        self.window.test = profile.cwnd_test;
         self.with_loss_detection(profile.loss_detection, profile.fack)
     }
 
@@ -324,7 +353,7 @@ impl Sender {
         let grow_first = self.recovery.grows_before_state_machine();
         if grow_first {
             let window = &self.window;
-            hooks::cong_avoid_before(&mut self.cc, &mut self.s, delivered, acked > 0, |s| window.cwnd_limited(s));
+            hooks::cong_avoid_before(&mut self.cc, &mut self.s, delivered, acked > 0, |s| window.cwnd_limited(s, prior_in_flight));
         }
         if ece {
             self.recovery.undo.forbid_window_undo();
@@ -355,7 +384,7 @@ impl Sender {
         let (recovery, window, in_flight) = (&mut self.recovery, &self.window, self.board.in_flight());
         let raise = acked > 0 && !grow_first;
         let prr = |s: &mut CcState| recovery.prr(s, in_flight, acked > 0, delivered, newly_lost);
-        hooks::cong_control(&mut self.cc, &mut self.s, &rs, raise, prr, |s| window.cwnd_limited(s));
+        hooks::cong_control(&mut self.cc, &mut self.s, &rs, raise, prr, |s| window.cwnd_limited(s, prior_in_flight));
         recovery.moderate_after_ack(prior_state, &mut self.s, in_flight);
         // Kept after the algorithm has run, not before: `rs` was just written
         // field by field, and copying it at once stalls on store forwarding
@@ -1377,6 +1406,32 @@ mod tests {
         }
         for stack in [Stack::Ns2, Stack::Ns2Linux] {
             assert_eq!(vegas_base_after_loss(stack, false), learned, "{stack:?}");
+        }
+    }
+
+    /// A receive window of 6 segments under a slow-start cwnd of 10: each of
+    /// six ACKs of one segment finds 6 in flight. 2.4-2.6.22 and ns-2's
+    /// TCP-Linux grow only when the packets in flight before the ACK reach
+    /// cwnd: never (10). 3.16 and today grow while cwnd is below twice the
+    /// most packets out (12). ns-2's own agents grow on every new ACK (16).
+    #[test]
+    fn the_window_grows_as_the_stacks_test_allows() {
+        use crate::stack::{Stack, STACKS};
+        for stack in STACKS {
+            let mut s = reno_sent_20(stack, None, 6);
+            s.s.ssthresh = u32::MAX;
+            s.s.cwnd = 10;
+            let mut out = vec![];
+            for k in 1..=6 {
+                s.on_ack(&ack(k, &[], 0), k * MS, &mut out);
+            }
+            let want = match stack {
+                Stack::Linux24 | Stack::Linux2613 | Stack::Linux2622 | Stack::Ns2Linux => 10,
+                Stack::Linux316 | Stack::Linux66 => 12,
+                Stack::Ns2 => 16,
+            };
+            assert_eq!(s.s.cwnd, want, "{}", stack.name());
+            s.check_invariants().unwrap();
         }
     }
 }
