@@ -11,6 +11,7 @@
 use crate::cc::{self, Cc, CcError, Growth};
 use crate::tcp::rack::{FackRule, LossDetection};
 use crate::tcp::recovery::Reduction;
+use crate::tcp::rtt::RttSampling;
 use crate::tcp::sender::CwndTest;
 use crate::tcp::undo::UndoRule;
 use crate::time::{Time, MS, SEC};
@@ -103,6 +104,8 @@ pub struct Profile {
     pub undo: UndoRule,
     /// When an ACK may grow the window (tcp::sender::CwndTest).
     pub cwnd_test: CwndTest,
+    /// Which segments give an ACK's RTT samples (tcp::rtt::RttSampling).
+    pub rtt_sampling: RttSampling,
 }
 
 /// Linux TCP_MAX_QUICKACKS (include/net/tcp.h, 2.6.22 and today).
@@ -178,6 +181,7 @@ impl Stack {
             tx_start: TxStart::AnyData,
             undo: UndoRule::Linux26,
             cwnd_test: CwndTest::PriorInFlight,
+            rtt_sampling: RttSampling::Linux26,
         };
         let linux_new = |growth| Profile {
             growth,
@@ -197,6 +201,7 @@ impl Stack {
             tx_start: TxStart::AnyData,
             undo: UndoRule::Linux316,
             cwnd_test: CwndTest::Validated,
+            rtt_sampling: RttSampling::Current,
         };
         match self {
             // 2.4.22 (hooao/linux-2.4.22 aa17aeb): tcp_cwnd_down's floor is ssthresh / 2 for every algorithm.
@@ -226,6 +231,7 @@ impl Stack {
                 tx_start: TxStart::Never,
                 undo: UndoRule::Off,
                 cwnd_test: CwndTest::Always,
+                rtt_sampling: RttSampling::Current,
             },
             // The sink is ns-2's TCPSink/Sack1/DelAck: no quick-ACK start, no
             // D-SACK (`generateDSacks_ false`). Initial window and delayed-ACK
@@ -238,6 +244,11 @@ impl Stack {
                 tx_start: TxStart::Never,
                 // "We don't have undo yet" (tcp/tcp-linux.cc).
                 undo: UndoRule::Off,
+                // ns-2 samples every ACK's echo and hands `pkts_acked` the
+                // newest cumulatively ACKed segment (tcp/tcp-linux.cc
+                // `time_processing`, `tss[]`), neither 2.6.22's rule; the
+                // engine's nearest is today's.
+                rtt_sampling: RttSampling::Current,
                 ..linux_old(Growth::PerAck)
             },
         }

@@ -123,6 +123,9 @@ pub struct AckInfo {
     /// New data could go out now (data left and the receive window open):
     /// F-RTO's step 2b sends it.
     pub can_send_new: bool,
+    /// The head was last sent more than an RTO ago, at a stack that asks
+    /// (`FackRule::head_timeout`: 2.4-2.6.22 `tcp_head_timedout`).
+    pub head_timed_out: bool,
 }
 
 impl AckInfo {
@@ -221,7 +224,7 @@ impl Recovery {
         if matches!(s.ca_state, CaState::Open | CaState::Disorder) && self.undo.rule != UndoRule::Linux26 {
             self.dsack_undo(board, cc, s);
         }
-        if matches!(s.ca_state, CaState::Cwr | CaState::Open | CaState::Disorder) && self.time_to_recover(board) {
+        if matches!(s.ca_state, CaState::Cwr | CaState::Open | CaState::Disorder) && self.time_to_recover(board, a) {
             self.enter_recovery(board, cc, s);
             return true;
         }
@@ -385,11 +388,14 @@ impl Recovery {
         hooks::set_state(cc, s, CaState::Open);
     }
 
-    /// With SACK, any lost segment (RFC 6675 IsLost); without, DupThresh
-    /// duplicate ACKs outside a previous episode (RFC 6582 section 3.2 step 2).
-    fn time_to_recover(&self, board: &Scoreboard) -> bool {
+    /// With SACK, any lost segment (RFC 6675 IsLost), or at 2.4-2.6.22 a head
+    /// sent more than an RTO ago (`tcp_time_to_recover`'s "Trick#3": the RTO
+    /// restarts on every ACK that advances snd_una, so the timer may not have
+    /// fired yet); without SACK, DupThresh duplicate ACKs outside a previous
+    /// episode (RFC 6582 section 3.2 step 2).
+    fn time_to_recover(&self, board: &Scoreboard, a: &AckInfo) -> bool {
         if self.sack {
-            board.lost_out > 0
+            board.lost_out > 0 || a.head_timed_out
         } else {
             board.sacked_out as u64 >= DUP_THRESH && board.snd_una >= self.high_seq
         }

@@ -79,15 +79,23 @@ impl RttTrack {
         *range = Some((lo.min(seg.tx_time), hi.max(seg.tx_time)));
     }
 
-    /// Linux `tcp_ack_update_rtt`: the estimator takes the oldest newly
-    /// cumulatively ACKed segment's RTT (none if retransmitted data was ACKed),
-    /// else the oldest newly SACKed one's, else, when the ACK advanced snd_una,
-    /// the echoed timestamp `ts_ecr` (RFC 7323 RTTM). Congestion control and the
-    /// minimum see the newest delivered segment's RTT (`ca_rtt_us`), so SACKs
-    /// during recovery give true path RTTs rather than the age of the last
-    /// in-order segment that the timestamp echo carries. Returns (estimator
-    /// sample, congestion-control sample).
-    pub fn samples(&self, now: Time, advanced: bool, ts_ecr: Option<Time>) -> Option<(Time, Time)> {
+    /// The ACK's RTT samples by the stack's rule: (estimator sample,
+    /// congestion-control sample), each None when the rule gives none.
+    pub fn samples(&self, now: Time, advanced: bool, ts_ecr: Option<Time>, rule: RttSampling) -> (Option<Time>, Option<Time>) {
+        match rule {
+            RttSampling::Current => self.samples_current(now, advanced, ts_ecr),
+            RttSampling::Linux26 => self.samples_linux26(now, advanced, ts_ecr),
+        }
+    }
+
+    /// Linux 3.16 on, `tcp_ack_update_rtt`: the estimator takes the oldest
+    /// newly cumulatively ACKed segment's RTT (none if retransmitted data was
+    /// ACKed), else the oldest newly SACKed one's, else, when the ACK advanced
+    /// snd_una, the echoed timestamp `ts_ecr` (RFC 7323 RTTM). Congestion
+    /// control and the minimum see the newest delivered segment's RTT
+    /// (`ca_rtt_us`), so SACKs during recovery give true path RTTs rather than
+    /// the age of the last in-order segment that the timestamp echo carries.
+    fn samples_current(&self, now: Time, advanced: bool, ts_ecr: Option<Time>) -> (Option<Time>, Option<Time>) {
         let ack = self.ackt.filter(|_| !self.retrans_acked);
         let (mut seq_rtt, mut ca_rtt) = (ack.map(|a| now - a.0), ack.map(|a| now - a.1));
         if let Some((first, last)) = self.sackt {
@@ -98,8 +106,36 @@ impl RttTrack {
             seq_rtt = Some(now - ecr);
             ca_rtt = seq_rtt;
         }
-        Some((seq_rtt?, ca_rtt?))
+        (seq_rtt, ca_rtt)
     }
+
+    /// Linux 2.4-2.6.22 (`tcp_clean_rtx_queue` and `tcp_ack_update_rtt` in
+    /// net/ipv4/tcp_input.c at 2.6.22; 2.4.22 the same): samples only from an
+    /// ACK that advanced snd_una (FLAG_ACKED), none from SACKs. The estimator
+    /// takes the echoed timestamp (`tcp_ack_saw_tstamp`), else the oldest
+    /// newly ACKed segment's RTT unless retransmitted data was ACKed (Karn,
+    /// `tcp_ack_no_tstamp`); `pkts_acked` gets that segment's send time
+    /// (`last_ackt`), or none when retransmitted data was ACKed.
+    fn samples_linux26(&self, now: Time, advanced: bool, ts_ecr: Option<Time>) -> (Option<Time>, Option<Time>) {
+        if !advanced {
+            return (None, None);
+        }
+        let oldest = self.ackt.filter(|_| !self.retrans_acked).map(|a| now - a.0);
+        let echo = ts_ecr.filter(|&e| e <= now).map(|e| now - e);
+        (echo.or(oldest), oldest)
+    }
+}
+
+/// Which segments an ACK's RTT samples come from, by era (`Profile::rtt_sampling`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RttSampling {
+    /// Linux 3.16 and today: SACKed segments too ("tcp: use RTT from SACK for
+    /// RTO", 3.13); congestion control sees the newest delivered segment.
+    #[default]
+    Current,
+    /// Linux 2.4-2.6.22: cumulative ACKs only; congestion control sees the
+    /// oldest newly ACKed segment.
+    Linux26,
 }
 
 #[cfg(test)]
@@ -116,12 +152,37 @@ mod tests {
         t.note(&seg(10 * MS, 0), false);
         t.note(&seg(30 * MS, 0), false);
         // Oldest to the estimator, newest to congestion control.
-        assert_eq!(t.samples(100 * MS, true, None), Some((90 * MS, 70 * MS)));
+        let now = RttSampling::Current;
+        assert_eq!(t.samples(100 * MS, true, None, now), (Some(90 * MS), Some(70 * MS)));
         t.note(&seg(0, EVER_RETRANS), false);
-        assert_eq!(t.samples(100 * MS, true, None), None);
-        assert_eq!(t.samples(100 * MS, true, Some(40 * MS)), Some((60 * MS, 60 * MS)));
+        assert_eq!(t.samples(100 * MS, true, None, now), (None, None));
+        assert_eq!(t.samples(100 * MS, true, Some(40 * MS), now), (Some(60 * MS), Some(60 * MS)));
         // The echo is used only when the ACK advanced snd_una.
-        assert_eq!(t.samples(100 * MS, false, Some(40 * MS)), None);
+        assert_eq!(t.samples(100 * MS, false, Some(40 * MS), now), (None, None));
+    }
+
+    /// A SACK-only ACK (segments sent at 20 and 30 ms, SACKed at 100 ms):
+    /// today's rule samples the oldest for the estimator and the newest for
+    /// congestion control; 2.6.22's none. A cumulative ACK of segments sent at
+    /// 10 and 30 ms echoing 10 ms: 2.6.22's estimator takes the echo and its
+    /// `pkts_acked` the oldest segment; with retransmitted data ACKed, the
+    /// echo only.
+    #[test]
+    fn linux_2622_samples_only_cumulative_acks() {
+        let mut sack_only = RttTrack::default();
+        sack_only.note(&seg(20 * MS, 0), true);
+        sack_only.note(&seg(30 * MS, 0), true);
+        assert_eq!(sack_only.samples(100 * MS, false, Some(5 * MS), RttSampling::Current), (Some(80 * MS), Some(70 * MS)));
+        assert_eq!(sack_only.samples(100 * MS, false, Some(5 * MS), RttSampling::Linux26), (None, None));
+        let mut cum = RttTrack::default();
+        cum.note(&seg(10 * MS, 0), false);
+        cum.note(&seg(30 * MS, 0), false);
+        assert_eq!(cum.samples(100 * MS, true, Some(10 * MS), RttSampling::Linux26), (Some(90 * MS), Some(90 * MS)));
+        assert_eq!(cum.samples(100 * MS, true, None, RttSampling::Linux26), (Some(90 * MS), Some(90 * MS)));
+        assert_eq!(cum.samples(100 * MS, true, None, RttSampling::Current), (Some(90 * MS), Some(70 * MS)));
+        cum.note(&seg(0, EVER_RETRANS), false);
+        assert_eq!(cum.samples(100 * MS, true, Some(10 * MS), RttSampling::Linux26), (Some(90 * MS), None));
+        assert_eq!(cum.samples(100 * MS, true, None, RttSampling::Linux26), (None, None));
     }
 
     #[test]

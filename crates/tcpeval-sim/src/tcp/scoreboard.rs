@@ -401,6 +401,12 @@ impl Scoreboard {
         false
     }
 
+    /// Whether the head was last sent more than `rto` before `now` (Linux
+    /// `tcp_head_timedout`).
+    pub fn head_timed_out(&self, now: Time, rto: Time) -> bool {
+        self.segs.front().is_some_and(|head| head.tx_time + rto < now)
+    }
+
     /// Linux 2.6.22's timed-out-head heuristic (`tcp_update_scoreboard` with
     /// `tcp_head_timedout`): from the head, every segment last sent more than
     /// `rto` before `now` is lost unless SACKed, lost or being retransmitted;

@@ -20,7 +20,7 @@ use crate::cc::{AckSample, CaEvent, CaState, Cc, CcState, CongestionOps, RateSam
 use crate::net::{Packet, SegRange};
 use crate::stack::TxStart;
 use crate::tcp::receiver::NO_TS;
-use crate::tcp::rtt::RttEstimator;
+use crate::tcp::rtt::{RttEstimator, RttSampling};
 use crate::rng::Rng;
 use crate::time::Time;
 
@@ -151,6 +151,7 @@ pub struct Sender {
     recovery: Recovery,
     rate: RateState,
     window: WindowUse,
+    rtt_sampling: RttSampling,
     pub rtt: RttEstimator,
     /// When the retransmission timer fires, if armed.
     pub rto_deadline: Option<Time>,
@@ -214,6 +215,7 @@ impl Sender {
             s,
             rate: RateState::default(),
             window: WindowUse::default(),
+            rtt_sampling: RttSampling::Current,
             rtt: RttEstimator::default(),
             rto_deadline: None,
             pace_next: 0,
@@ -256,6 +258,7 @@ impl Sender {
         self.rtt.initial_rto = Some(profile.initial_rto);
         self.tx_start = profile.tx_start;
         self.window.test = profile.cwnd_test;
+        self.rtt_sampling = profile.rtt_sampling;
         self.with_loss_detection(profile.loss_detection, profile.fack)
     }
 
@@ -348,7 +351,7 @@ impl Sender {
         hooks::pkts_acked(&mut self.cc, &mut self.s, &sample);
         self.note_dsack(dsack, track.prior_delivered());
         self.process_tlp_ack(p.ack, acked == 0 && delivered == 0, dsack);
-        let (newly_lost, reo_armed) = self.detect_losses(acked == 0, now);
+        let (mut newly_lost, reo_armed) = self.detect_losses(acked == 0, now);
         let prior_state = self.s.ca_state;
         let grow_first = self.recovery.grows_before_state_machine();
         if grow_first {
@@ -359,8 +362,14 @@ impl Sender {
             self.recovery.undo.forbid_window_undo();
         }
         let can_send_new = prior_state == CaState::Loss && self.may_send_new();
-        let info = AckInfo { acked, sacked, orig_acked, tsecr, can_send_new };
+        let head_timed_out = self.fack.is_some_and(|r| r.head_timeout) && self.board.head_timed_out(now, self.rtt.rto());
+        let info = AckInfo { acked, sacked, orig_acked, tsecr, can_send_new, head_timed_out };
         let entered = self.recovery.on_ack(&info, &mut self.board, &mut self.cc, &mut self.s);
+        if entered && head_timed_out {
+            // 2.6.22 `tcp_fastretrans_alert`: `tcp_update_scoreboard` right after
+            // entering, which marks the timed-out segments from the head.
+            newly_lost += self.board.mark_timed_out(now, self.rtt.rto());
+        }
         if matches!(prior_state, CaState::Recovery | CaState::Loss) && (entered || self.s.ca_state != prior_state) {
             self.rack.on_recovery_end();
         }
@@ -438,8 +447,11 @@ impl Sender {
     /// returns the one congestion control sees.
     fn take_rtt_sample(&mut self, p: &Packet, now: Time, advanced: bool, track: &RateTrack) -> Option<Time> {
         let ts_ecr = (p.ts_ecr != NO_TS).then_some(p.ts_ecr);
-        let (seq_rtt, ca_rtt) = track.rtt.samples(now, advanced, ts_ecr)?;
-        self.rtt.sample(seq_rtt);
+        let (seq_rtt, ca_rtt) = track.rtt.samples(now, advanced, ts_ecr, self.rtt_sampling);
+        if let Some(r) = seq_rtt {
+            self.rtt.sample(r);
+        }
+        let ca_rtt = ca_rtt?;
         self.rtt.note_min(ca_rtt);
         Some(ca_rtt.max(1))
     }
@@ -1277,12 +1289,16 @@ mod tests {
 
     /// 2.6.22's timed-out-head heuristic: in Recovery, a duplicate ACK 400 ms
     /// after segments 5-19 were sent (RTO about 250 ms after one 51 ms RTT
-    /// sample) marks them lost; 3.16 waits for the timer.
+    /// sample, given here: 2.6.22 takes none from the SACKs) marks them lost;
+    /// 3.16 waits for the timer.
     #[test]
     fn at_2622_segments_older_than_the_rto_are_lost_in_recovery() {
         use crate::stack::Stack;
         for (stack, marked) in [(Stack::Linux2622, true), (Stack::Linux316, false)] {
             let mut s = fack_recovery(stack);
+            if stack == Stack::Linux2622 {
+                s.rtt.sample(51 * MS);
+            }
             assert!(s.rtt.rto() < 400 * MS);
             let lost_before = s.board.lost_out;
             let mut out = vec![];
@@ -1431,6 +1447,29 @@ mod tests {
                 Stack::Ns2 => 16,
             };
             assert_eq!(s.s.cwnd, want, "{}", stack.name());
+            s.check_invariants().unwrap();
+        }
+    }
+
+    /// 2.4-2.6.22's `tcp_time_to_recover` Trick#3: segments 0-19 sent at 0;
+    /// the ACK of 0-4 at 50 ms (one 50 ms sample: RTO 250 ms, restarted, so
+    /// due at 300 ms) sends 20-24. At 280 ms a duplicate ACK SACKs 6-7: two
+    /// SACKs, FACK alone waits, but head 5 was sent 280 ms ago. 2.6.22 enters
+    /// Recovery and resends 5 (with 8-19, all sent at 0, marked lost); 3.16
+    /// and ns-2's TCP-Linux stay out of it.
+    #[test]
+    fn at_2622_a_timed_out_head_starts_recovery() {
+        use crate::stack::Stack;
+        for (stack, enters) in [(Stack::Linux2622, true), (Stack::Linux24, true), (Stack::Linux316, false), (Stack::Ns2Linux, false)] {
+            let mut s = reno_sent_20(stack, None, 25);
+            let mut out = vec![];
+            s.on_ack(&ack(5, &[], 0), 50 * MS, &mut out);
+            assert_eq!(s.rtt.rto(), 250 * MS, "{}", stack.name());
+            out.clear();
+            s.on_ack(&ack(5, &[(6, 8)], 0), 280 * MS, &mut out);
+            assert_eq!(s.state() == CaState::Recovery, enters, "{}", stack.name());
+            assert_eq!(out.first().map(|p| p.seq) == Some(5), enters, "{}", stack.name());
+            assert_eq!(s.board.lost_out, if enters { 13 } else { 0 }, "{}", stack.name());
             s.check_invariants().unwrap();
         }
     }
