@@ -244,11 +244,9 @@ impl Stack {
                 tx_start: TxStart::Never,
                 // "We don't have undo yet" (tcp/tcp-linux.cc).
                 undo: UndoRule::Off,
-                // ns-2 samples every ACK's echo and hands `pkts_acked` the
-                // newest cumulatively ACKed segment (tcp/tcp-linux.cc
-                // `time_processing`, `tss[]`), neither 2.6.22's rule; the
-                // engine's nearest is today's.
-                rtt_sampling: RttSampling::Current,
+                // `pkts_acked` sees the newest cumulatively ACKed segment
+                // (tcp/tcp-linux.cc `tss[]`), not 2.6.22's oldest.
+                rtt_sampling: RttSampling::Ns2Linux,
                 ..linux_old(Growth::PerAck)
             },
         }

@@ -85,6 +85,10 @@ impl RttTrack {
         match rule {
             RttSampling::Current => self.samples_current(now, advanced, ts_ecr),
             RttSampling::Linux26 => self.samples_linux26(now, advanced, ts_ecr),
+            RttSampling::Ns2Linux => {
+                let (est, _) = self.samples_current(now, advanced, ts_ecr);
+                (est, self.ackt.filter(|_| advanced && !self.retrans_acked).map(|a| now - a.1))
+            }
         }
     }
 
@@ -136,6 +140,12 @@ pub enum RttSampling {
     /// Linux 2.4-2.6.22: cumulative ACKs only; congestion control sees the
     /// oldest newly ACKed segment.
     Linux26,
+    /// ns-2.35 TCP-Linux's `pkts_acked` (tcp/tcp-linux.cc `recv`): only on
+    /// ACKs that advance snd_una, the send time of the newest cumulatively
+    /// ACKed segment (`tss[seqno]`; the engine's nearest: the newest never
+    /// retransmitted one). Its RTO estimator samples every ACK's echo, which
+    /// the engine does not model: the estimator keeps today's rule.
+    Ns2Linux,
 }
 
 #[cfg(test)]
@@ -180,6 +190,8 @@ mod tests {
         assert_eq!(cum.samples(100 * MS, true, Some(10 * MS), RttSampling::Linux26), (Some(90 * MS), Some(90 * MS)));
         assert_eq!(cum.samples(100 * MS, true, None, RttSampling::Linux26), (Some(90 * MS), Some(90 * MS)));
         assert_eq!(cum.samples(100 * MS, true, None, RttSampling::Current), (Some(90 * MS), Some(70 * MS)));
+        assert_eq!(cum.samples(100 * MS, true, None, RttSampling::Ns2Linux), (Some(90 * MS), Some(70 * MS)));
+        assert_eq!(sack_only.samples(100 * MS, false, None, RttSampling::Ns2Linux), (Some(80 * MS), None));
         cum.note(&seg(0, EVER_RETRANS), false);
         assert_eq!(cum.samples(100 * MS, true, Some(10 * MS), RttSampling::Linux26), (Some(90 * MS), None));
         assert_eq!(cum.samples(100 * MS, true, None, RttSampling::Linux26), (None, None));
