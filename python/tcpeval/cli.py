@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from .errors import ScenarioError
 
@@ -18,12 +19,52 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+
+class _CoerceWhenGiven:
+    """Stands in for a parameter's coercion until it has a value. typer (0.29)
+    coerces every parameter through a pydantic TypeAdapter it builds at the
+    parameter's first value, even when that value is None (not given, no
+    default): `tcpeval run --help` imported pydantic for its group's --help and
+    completion options (0.1 s, docs/performance.md, Start-up). Nothing given
+    comes out as typer's RuntimeParam.coerce returns it; a value is coerced by
+    the parameter's own runtime param, built by typer then as before."""
+
+    def coerce(self, value, param, ctx):
+        if value is None:
+            return () if param.multiple or param.nargs == -1 else None
+        param._runtime_param = None  # typer's lazy build, then its coercion
+        return param.get_runtime_param().coerce(value, param=param, ctx=ctx)
+
+
+_COERCE_WHEN_GIVEN = _CoerceWhenGiven()
+
+
+def _defer_coercion(command, ctx) -> None:
+    """Before parsing, each typer parameter without a runtime param yet gets
+    the stand-in (a typer without this private attribute keeps its own way)."""
+    for param in command.get_params(ctx):
+        if getattr(param, "_runtime_param", False) is None:
+            param._runtime_param = _COERCE_WHEN_GIVEN
+
+
+class _Group(TyperGroup):
+    def parse_args(self, ctx, args):
+        _defer_coercion(self, ctx)
+        return super().parse_args(ctx, args)
+
+
+class _Command(TyperCommand):
+    def parse_args(self, ctx, args):
+        _defer_coercion(self, ctx)
+        return super().parse_args(ctx, args)
+
+
 # Help and docstrings are plain text: with Rich markup "[[flows]]" or "[sweep]"
 # would vanish from them.
 PLAIN = {"rich_markup_mode": None}
 # add_completion gives --install-completion and --show-completion (bash, zsh,
 # fish, PowerShell; typer imports shellingham only when they are used).
-app = typer.Typer(add_completion=True, no_args_is_help=True, **PLAIN,
+app = typer.Typer(cls=_Group, add_completion=True, no_args_is_help=True, **PLAIN,
                   help="Evaluate TCP congestion control: simulate scenarios, compute metrics.")
 
 
@@ -35,13 +76,42 @@ def _print_version(asked: bool) -> None:
         raise typer.Exit(0)
 
 
+# main() pauses the cyclic garbage collector while a command starts up, and the
+# command resumes it before its own work (the group's callback for every command
+# but `run`, `run` after its imports). Imports and typer's parsing make objects
+# that live to the end (modules, classes, pydantic's schemas): some 90
+# collections in a short run walked them again and again, 10-20 ms of its CPU
+# (docs/performance.md, Start-up). Resumed, the collector first freezes them
+# (gc.freeze: moved out of its generations, never walked again, as at the exit),
+# so what the command makes is collected as before. (Resuming without the
+# freeze saves nothing: the first collections then walk them all anyway.)
+_GC_PAUSED = {"by_main": False}
+
+
+def _pause_gc() -> None:
+    if gc.isenabled():
+        gc.disable()
+        _GC_PAUSED["by_main"] = True
+
+
+def _resume_gc() -> None:
+    """The command's work begins: the collector runs again if main() paused it."""
+    if _GC_PAUSED["by_main"]:
+        _GC_PAUSED["by_main"] = False
+        gc.freeze()
+        gc.enable()
+
+
 @app.callback()
 def _options(
+    ctx: typer.Context,
     show_version: Annotated[bool, typer.Option(
         "--version", is_eager=True, callback=_print_version,
         help="Print the version and exit.")] = False,
 ) -> None:
     """Evaluate TCP congestion control: simulate scenarios, compute metrics."""
+    if ctx.invoked_subcommand != "run":  # `run` resumes it after its imports
+        _resume_gc()
 
 
 @functools.cache
@@ -207,7 +277,7 @@ def _stop_if_invalid(summary: dict, target: Path) -> None:
     raise typer.Exit(EXIT_INVALID_RUN)
 
 
-@app.command()
+@app.command(cls=_Command)
 def run(
     scenario: Annotated[Path, typer.Argument(help="scenario TOML file")],
     out_dir: Annotated[Path | None, typer.Option("--out", help="result directory")] = None,
@@ -227,6 +297,7 @@ def run(
     """Run one scenario: print a per-flow table and write summary.json and Parquet tables."""
     from .run import run as run_scenario
 
+    _resume_gc()
     _check_options(seed=seed)
     if pcap is not None:
         points = [p.strip() for p in pcap.split(",")]
@@ -278,7 +349,7 @@ def _say_captures(result, target: Path) -> None:
         err().print(line, highlight=False)
 
 
-@app.command()
+@app.command(cls=_Command)
 def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="result directory")] = Path("results/demo"),
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
@@ -309,7 +380,7 @@ def _demo_study(store: Path) -> None:
                 f"study report: {page}", highlight=False)
 
 
-@app.command()
+@app.command(cls=_Command)
 def metrics(
     result_dir: Annotated[Path, typer.Argument(help="a run's result directory")],
     start: Annotated[str | None, typer.Option("--from", help="window start, e.g. 120s")] = None,
@@ -417,7 +488,7 @@ def _run_sweeps(progress: _Progress, run):
         progress.stop()
 
 
-@app.command()
+@app.command(cls=_Command)
 def sweep(
     sweep_file: Annotated[Path, typer.Argument(help="scenario TOML with a [sweep] table")],
     store_dir: Annotated[Path, typer.Option("--out", help="result store directory")] = Path(
@@ -474,7 +545,7 @@ def _open_store(store_dir: Path, plan):
     return store
 
 
-@app.command()
+@app.command(cls=_Command)
 def results(
     store_dir: Annotated[Path, typer.Argument(help="result store directory")],
     where: Annotated[str | None,
@@ -538,7 +609,7 @@ def _compact(df):
     return out_df
 
 
-@app.command()
+@app.command(cls=_Command)
 def plot(
     sources: Annotated[list[Path], typer.Argument(help="run directories or result stores")],
     kind: Annotated[str, typer.Option(help="timeseries, cdf, box, scatter or mean")
@@ -566,7 +637,7 @@ def plot(
     out().print(f"plot: {page}", highlight=False)
 
 
-@app.command()
+@app.command(cls=_Command)
 def compare(
     runs: Annotated[list[Path], typer.Argument(help="run directories; the first is the baseline")],
     as_json: Annotated[bool, typer.Option("--json", help="print the comparison as JSON")] = False,
@@ -620,7 +691,7 @@ def _fmt_diff(diff, rel) -> str:
     return f"{diff:+.4g}" + ("" if rel is None else f" ({rel:+.1%})")
 
 
-@app.command()
+@app.command(cls=_Command)
 def report(
     store: Annotated[Path, typer.Argument(help="a result store (a sweep's or a study's)")],
     x: Annotated[str, typer.Option(help="the axis on x, e.g. network.rtt or flows.0.cc")],
@@ -649,7 +720,7 @@ def report(
     out().print(f"report: {page}", highlight=False)
 
 
-@app.command()
+@app.command(cls=_Command)
 def export(
     run_dir: Annotated[Path, typer.Argument(help="a run's result directory")],
     fmt: Annotated[str, typer.Option("--format", help="csv, json or flent")] = "csv",
@@ -679,12 +750,12 @@ def export(
         out().print(str(path), highlight=False)
 
 
-testbed_app = typer.Typer(help="The real-kernel testbed (network namespaces).",
+testbed_app = typer.Typer(cls=_Group, help="The real-kernel testbed (network namespaces).",
                           no_args_is_help=True, **PLAIN)
 app.add_typer(testbed_app, name="testbed")
 
 
-@testbed_app.command("check")
+@testbed_app.command("check", cls=_Command)
 def testbed_check(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON only")] = False,
 ) -> None:
@@ -711,7 +782,7 @@ def testbed_check(
     out().print(table)
 
 
-@testbed_app.command("cleanup")
+@testbed_app.command("cleanup", cls=_Command)
 def testbed_cleanup(
     prefix: Annotated[str, typer.Option(help="only namespaces starting with this (tcpe-...)")]
     = "tcpe-",
@@ -731,7 +802,7 @@ def testbed_cleanup(
                     highlight=False)
 
 
-@app.command("compare-backends")
+@app.command("compare-backends", cls=_Command)
 def compare_backends(
     scenario: Annotated[Path, typer.Argument(help="scenario TOML file")],
     set_: Annotated[list[str] | None,
@@ -794,12 +865,12 @@ def _comparison_table(cmp: dict) -> "Table":
     return table
 
 
-study_app = typer.Typer(help="Ready-made studies reproducing classic evaluations.",
-                        no_args_is_help=True, **PLAIN)
+study_app = typer.Typer(cls=_Group, help="Ready-made studies reproducing classic "
+                        "evaluations.", no_args_is_help=True, **PLAIN)
 app.add_typer(study_app, name="study")
 
 
-@study_app.command("list")
+@study_app.command("list", cls=_Command)
 def study_list() -> None:
     """List the studies."""
     from .studies import STUDIES
@@ -808,7 +879,7 @@ def study_list() -> None:
         out().print(f"{name:<14} {mod.TITLE}", highlight=False)
 
 
-@study_app.command("run")
+@study_app.command("run", cls=_Command)
 def study_run(
     name: Annotated[str, typer.Argument(help="study name (tcpeval study list)")],
     profile: Annotated[str, typer.Option(help="smoke, quick or full")] = "quick",
@@ -842,7 +913,7 @@ def study_run(
         raise typer.Exit(1)
 
 
-@study_app.command("report")
+@study_app.command("report", cls=_Command)
 def study_report(
     name: Annotated[str, typer.Argument(help="study name")],
     store_dir: Annotated[Path, typer.Argument(help="the study's result store")],
@@ -875,11 +946,13 @@ def main() -> None:
     # turns them off for its own adapters too (typer/_adapters.py). A user who
     # wants them sets PYDANTIC_DISABLE_PLUGINS (e.g. to "").
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    _no_plugin_loader()
     # numpy's OpenBLAS starts a thread per core when numpy is imported, and each
     # spins a while waiting for work: 20 ms of a short run's CPU (docs/performance.md,
     # Start-up). tcpeval's one BLAS call is report.py's 2x2 eigh; a user who wants
     # the threads sets OPENBLAS_NUM_THREADS.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    _pause_gc()
     try:
         code = _run_app()
     finally:
@@ -891,6 +964,28 @@ def main() -> None:
         # not promised either way: Python reference manual, object.__del__).
         gc.freeze()
     sys.exit(code)
+
+
+# pydantic's values of PYDANTIC_DISABLE_PLUGINS that turn every plugin off
+# (pydantic/plugin/_loader.py, get_plugins).
+PLUGINS_OFF = ("__all__", "1", "true")
+
+
+def _no_plugin_loader() -> None:
+    """With plugins off, pydantic still imports its plugin loader at its first
+    model (pydantic/plugin/_schema_validator.py), and the loader imports
+    importlib.metadata (with email, zipfile, csv...: about 10 ms of a short run)
+    that it then does not use. The one function pydantic takes from it,
+    get_plugins, returns () while plugins are off: this module stands in for the
+    loader then. A pydantic that took more from it would fail at its first model
+    (python/tests/test_startup.py makes one)."""
+    name = "pydantic.plugin._loader"
+    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") in PLUGINS_OFF and name not in sys.modules:
+        import types
+
+        loader = types.ModuleType(name, "tcpeval's stand-in: pydantic plugins are off")
+        loader.get_plugins = lambda: ()
+        sys.modules[name] = loader
 
 
 def _run_app() -> int:
