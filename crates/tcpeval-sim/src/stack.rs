@@ -106,6 +106,9 @@ pub struct Profile {
     pub cwnd_test: CwndTest,
     /// Which segments give an ACK's RTT samples (tcp::rtt::RttSampling).
     pub rtt_sampling: RttSampling,
+    /// ns-2's own agents: Vegas runs `Agent/TCP/Vegas`'s sender
+    /// (tcp::ns2_vegas) instead of the Linux module's window rule.
+    pub ns2_agents: bool,
 }
 
 /// Linux TCP_MAX_QUICKACKS (include/net/tcp.h, 2.6.22 and today).
@@ -182,6 +185,7 @@ impl Stack {
             undo: UndoRule::Linux26,
             cwnd_test: CwndTest::PriorInFlight,
             rtt_sampling: RttSampling::Linux26,
+            ns2_agents: false,
         };
         let linux_new = |growth| Profile {
             growth,
@@ -202,6 +206,7 @@ impl Stack {
             undo: UndoRule::Linux316,
             cwnd_test: CwndTest::Validated,
             rtt_sampling: RttSampling::Current,
+            ns2_agents: false,
         };
         match self {
             // 2.4.22 (hooao/linux-2.4.22 aa17aeb): tcp_cwnd_down's floor is ssthresh / 2 for every algorithm.
@@ -232,6 +237,7 @@ impl Stack {
                 undo: UndoRule::Off,
                 cwnd_test: CwndTest::Always,
                 rtt_sampling: RttSampling::Current,
+                ns2_agents: true,
             },
             // The sink is ns-2's TCPSink/Sack1/DelAck: no quick-ACK start, no
             // D-SACK (`generateDSacks_ false`). Initial window and delayed-ACK

@@ -215,6 +215,11 @@ impl Vegas {
         self.rtts.base
     }
 
+    /// alpha, beta and gamma in packets.
+    pub fn params(&self) -> (u32, u32, u32) {
+        (self.alpha, self.beta, self.gamma)
+    }
+
     /// Reno's step inside Vegas's own branch: only when the window is in use
     /// (`tcp_reno_cong_avoid` tests `tcp_is_cwnd_limited`; Vegas's branch
     /// itself does not, `waits_for_window_use`).

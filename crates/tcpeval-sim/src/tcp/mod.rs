@@ -4,6 +4,7 @@
 //! calls congestion control through `hooks`.
 pub mod ecn;
 pub mod hooks;
+pub mod ns2_vegas;
 pub mod rate;
 pub mod receiver;
 pub mod recovery;

@@ -194,6 +194,13 @@ impl Scoreboard {
         self.segs.front().map(|s| s.tx_time)
     }
 
+    /// When segment `seq` (outstanding) last left and whether it had left
+    /// before; None outside snd_una..snd_nxt.
+    pub fn sent_seg(&self, seq: u64) -> Option<(Time, bool)> {
+        let seg = self.segs.get(usize::try_from(seq.checked_sub(self.snd_una)?).ok()?)?;
+        Some((seg.tx_time, seg.flags & EVER_RETRANS != 0))
+    }
+
     /// The highest SACKed sequence (Linux `tcp_highest_sack_seq`), or 0.
     pub fn highest_sacked(&self) -> u64 {
         self.sacked.back().map_or(0, |r| r.1)

@@ -12,6 +12,7 @@
 
 use super::ecn::{EcnMode, EcnSender};
 use super::hooks;
+use super::ns2_vegas::{Ns2Vegas, SentSeg};
 use super::rack::{FackRule, LossDetection, ProbeContext, Rack, RackAck, Tlp, TlpOutcome, TlpVersion, XmitTimer};
 use super::rate::{RateState, RateTrack};
 use super::recovery::{AckInfo, Recovery};
@@ -152,6 +153,8 @@ pub struct Sender {
     rate: RateState,
     window: WindowUse,
     rtt_sampling: RttSampling,
+    /// ns-2's own Vegas sender, which then owns the window (tcp::ns2_vegas).
+    ns2_vegas: Option<Box<Ns2Vegas>>,
     pub rtt: RttEstimator,
     /// When the retransmission timer fires, if armed.
     pub rto_deadline: Option<Time>,
@@ -216,6 +219,7 @@ impl Sender {
             rate: RateState::default(),
             window: WindowUse::default(),
             rtt_sampling: RttSampling::Current,
+            ns2_vegas: None,
             rtt: RttEstimator::default(),
             rto_deadline: None,
             pace_next: 0,
@@ -259,7 +263,25 @@ impl Sender {
         self.tx_start = profile.tx_start;
         self.window.test = profile.cwnd_test;
         self.rtt_sampling = profile.rtt_sampling;
-        self.with_loss_detection(profile.loss_detection, profile.fack)
+        let sender = self.with_loss_detection(profile.loss_detection, profile.fack);
+        match &sender.cc {
+            Cc::Vegas(v) if profile.ns2_agents => {
+                let params = v.params();
+                sender.with_ns2_vegas(params)
+            }
+            _ => sender,
+        }
+    }
+
+    /// Run ns-2's `Agent/TCP/Vegas` (tcp::ns2_vegas): no SACK, its own window
+    /// and retransmissions; the algorithm's hooks are not called.
+    fn with_ns2_vegas(mut self, (alpha, beta, gamma): (u32, u32, u32)) -> Self {
+        self.cfg.sack = false;
+        self.board = Scoreboard::new(false, self.board.segs.capacity() as u64);
+        self.recovery = Recovery::new(false);
+        self.fack = None;
+        self.ns2_vegas = Some(Box::new(Ns2Vegas::new(alpha, beta, gamma, self.cfg.initial_cwnd, self.cfg.max_window)));
+        self
     }
 
     /// Detect losses by this rule (tcp::rack); RACK and TLP need SACK.
@@ -331,6 +353,9 @@ impl Sender {
         }
         self.counters.note_ack(now);
         self.sync_state(now);
+        if self.ns2_vegas.is_some() {
+            return self.on_ack_ns2_vegas(p, now, out);
+        }
         let prior_in_flight = self.in_flight() as u32;
         let acked = p.ack - self.snd_una();
         let dsack = if self.cfg.sack { Scoreboard::dsack_block(p.ack, p.sack_blocks()) } else { None };
@@ -406,6 +431,77 @@ impl Sender {
         }
         self.check_completion(now);
         self.send_or_defer(now, out);
+    }
+
+    /// An ACK for ns-2's Vegas agent: the scoreboard and the coarse timer's
+    /// estimator as for any flow without SACK, then the agent decides
+    /// (tcp::ns2_vegas): a resend, and whether to send.
+    fn on_ack_ns2_vegas(&mut self, p: &Packet, now: Time, out: &mut Vec<Packet>) {
+        let sent = |b: &Scoreboard, seq: u64| b.sent_seg(seq).map(|(tx_time, resent)| SentSeg { tx_time, resent });
+        let acked = p.ack - self.snd_una();
+        let acked_seg = if acked > 0 { sent(&self.board, p.ack - 1) } else { None };
+        let (track, delivered, _, _) = self.update_scoreboard(p, acked, false, now);
+        self.take_rtt_sample(p, now, acked > 0, &track);
+        self.s.delivered += delivered as u64;
+        let (head, highest) = (sent(&self.board, p.ack), self.snd_nxt().saturating_sub(1));
+        let action = self.ns2_vegas.as_mut().expect("the agent").on_ack(p.ack, acked_seg, head, highest, now);
+        self.sync_ns2_vegas();
+        if let Some(seq) = action.resend {
+            self.ns2_resend(seq, now, out);
+        }
+        if action.backoff {
+            // `reset_rtx_timer(1)`: the coarse timer backs off and restarts.
+            self.rtt.backoff += 1;
+            self.rto_deadline = Some(now + self.rtt.rto());
+        } else {
+            self.restart_rto_after_ack(acked, now);
+        }
+        self.check_completion(now);
+        if action.send && self.completed.is_none() {
+            self.send_or_defer(now, out);
+        }
+    }
+
+    /// The agent's window and ssthresh, whole packets, for the traces.
+    fn sync_ns2_vegas(&mut self) {
+        if let Some(a) = &self.ns2_vegas {
+            self.s.cwnd = (a.cwnd as u32).max(1);
+            self.s.ssthresh = a.ssthresh.clamp(0, u32::MAX as i64) as u32;
+        }
+    }
+
+    /// ns-2's `output(seqno)` of a segment sent before: a retransmission,
+    /// whatever the window.
+    fn ns2_resend(&mut self, seq: u64, now: Time, out: &mut Vec<Packet>) {
+        self.board.mark_lost(seq);
+        self.retransmit(seq, now, out);
+    }
+
+    /// `send_much` for the agent: segments from `t_seqno` while the window
+    /// allows, resending those a timeout went back over.
+    fn send_ns2_vegas(&mut self, now: Time, out: &mut Vec<Packet>) {
+        while let Some(seq) = self.ns2_vegas.as_ref().filter(|a| a.may_send()).map(|a| a.t_seqno) {
+            if self.nic_room == Some(0) {
+                self.nic_blocked = true;
+                break;
+            }
+            if seq < self.snd_nxt() {
+                self.ns2_resend(seq, now, out);
+            } else if self.may_send_new() {
+                self.send_new(now, out);
+            } else {
+                break;
+            }
+            if let Some(room) = self.nic_room.as_mut() {
+                *room -= 1;
+            }
+            let agent = self.ns2_vegas.as_mut().expect("the agent");
+            agent.on_output(now);
+            agent.t_seqno += 1;
+        }
+        if self.packets_out() > 0 && self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
     }
 
     /// Take what the ACK reports off the scoreboard; returns the ACK's send-time
@@ -513,6 +609,14 @@ impl Sender {
             XmitTimer::Rto => {}
         }
         self.counters.timeouts += 1;
+        if let Some(agent) = self.ns2_vegas.as_mut() {
+            agent.on_timeout(self.board.snd_nxt - 1, now);
+            self.board.mark_all_lost();
+            self.sync_ns2_vegas();
+            self.rtt.backoff += 1;
+            self.rto_deadline = Some(now + self.rtt.rto());
+            return self.send_or_defer(now, out);
+        }
         let repeated = self.rtt.backoff > 0;
         self.end_tlp_episode();
         if self.use_rack {
@@ -551,6 +655,9 @@ impl Sender {
     /// Send while the window allows: lost segments first, then new data.
     pub fn send(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.nic_blocked = false;
+        if self.ns2_vegas.is_some() {
+            return self.send_ns2_vegas(now, out);
+        }
         let (prior_out, prior_nxt, sent_before) = (self.packets_out(), self.snd_nxt(), self.counters.segments_sent);
         self.recovery.clamp_pipe(self.in_flight());
         let new_only = self.recovery.take_new_data_only();
@@ -609,7 +716,10 @@ impl Sender {
     /// Whether the window lets another segment out (cwnd, or ns-2 TCP-Linux's
     /// pipe target while it is above cwnd).
     fn window_open(&self) -> bool {
-        self.in_flight() < self.recovery.send_window(self.s.cwnd)
+        match &self.ns2_vegas {
+            Some(agent) => agent.may_send(),
+            None => self.in_flight() < self.recovery.send_window(self.s.cwnd),
+        }
     }
 
     /// When the sender's timer (pacing, or ns-2's delayed send) must fire next.
@@ -1411,7 +1521,9 @@ mod tests {
     /// nothing in flight: CA_EVENT_TX_START at every Linux stack (2.6.22's
     /// `tcp_transmit_skb`, today's `tcp_event_data_sent`, both before
     /// `retrans_out` grows), and Vegas forgets its baseRTT; ns-2's TCP-Linux
-    /// never raises it. A fast retransmission has segments in flight: no event.
+    /// never raises it (ns-2's own agents run no Linux module: ns2's Vegas
+    /// is `Agent/TCP/Vegas`, tested in tcp::ns2_vegas). A fast retransmission
+    /// has segments in flight: no event.
     #[test]
     fn a_timeout_retransmission_raises_tx_start_where_the_stack_does() {
         use crate::stack::Stack;
@@ -1420,9 +1532,7 @@ mod tests {
             assert_eq!(vegas_base_after_loss(stack, false), Time::MAX, "{stack:?}");
             assert_eq!(vegas_base_after_loss(stack, true), learned, "{stack:?}");
         }
-        for stack in [Stack::Ns2, Stack::Ns2Linux] {
-            assert_eq!(vegas_base_after_loss(stack, false), learned, "{stack:?}");
-        }
+        assert_eq!(vegas_base_after_loss(Stack::Ns2Linux, false), learned);
     }
 
     /// A receive window of 6 segments under a slow-start cwnd of 10: each of
@@ -1472,5 +1582,41 @@ mod tests {
             assert_eq!(s.board.lost_out, if enters { 13 } else { 0 }, "{}", stack.name());
             s.check_invariants().unwrap();
         }
+    }
+
+    /// ns-2's Vegas agent in the sender: 10 segments at 0; the ACK of 0 at
+    /// 100 ms ends the first round (its every-other-round flag turns growth
+    /// off) and lets one new segment out. Segment 1 is lost; the SACK blocks
+    /// of the duplicate ACKs are ignored, and the third resends it. It left
+    /// at time 0, not after the window last changed (`t_cwnd_changed_` 0 is not
+    /// below it), so ns-2 does not cut: cwnd stays 10. A timeout goes back to
+    /// the head with cwnd 2 and ssthresh 5, resending 1 and 2.
+    #[test]
+    fn ns2_vegas_runs_the_agent() {
+        use crate::stack::Stack;
+        let (cc, profile) = Stack::Ns2.build("vegas", &serde_json::Map::new()).unwrap();
+        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: 100, sack: true, initial_cwnd: 10 };
+        let mut s = Sender::new(cfg, cc).with_stack(&profile);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        assert_eq!(out.len(), 10);
+        out.clear();
+        // Segment 0 arrives; 1 is lost; 2, 3, 4 bring duplicate ACKs.
+        s.on_ack(&ack(1, &[], 0), 100 * MS, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [10]);
+        out.clear();
+        for k in 0..2 {
+            s.on_ack(&ack(1, &[(2, 3 + k)], 0), (101 + k) * MS, &mut out);
+        }
+        assert!(out.is_empty(), "ns-2 sends nothing on the first two duplicates");
+        s.on_ack(&ack(1, &[(2, 5)], 0), 103 * MS, &mut out);
+        assert_eq!(out.first().map(|p| p.seq), Some(1), "the third duplicate resends the head");
+        assert_eq!((s.s.cwnd, s.counters.retransmits), (10, 1));
+        s.check_invariants().unwrap();
+        out.clear();
+        s.on_rto(5000 * MS, &mut out);
+        assert_eq!((s.s.cwnd, s.s.ssthresh), (2, 5));
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [1, 2]);
+        s.check_invariants().unwrap();
     }
 }
