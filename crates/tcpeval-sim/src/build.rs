@@ -61,6 +61,7 @@ fn red(cfg: &RedConfig, lim: Limit, rate_bps: f64) -> Red {
     let w_q = 1.0 - (-1.0 / pkts_per_s).exp();
     let mut red = Red::new(min_th, max_th, cfg.w_q.unwrap_or(w_q), cfg.max_p.unwrap_or(RED_MAX_P), cfg.gentle.unwrap_or(true), pkt_time);
     (red.ecn, red.harddrop) = (cfg.ecn.unwrap_or(false), cfg.harddrop.unwrap_or(false));
+    red.ns2 = cfg.variant == Some(crate::config::RedVariant::Ns2);
     red
 }
 

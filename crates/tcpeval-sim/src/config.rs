@@ -206,6 +206,18 @@ pub struct RedConfig {
     /// With `ecn`, still drop past max_th (2 max_th when gentle) (tc red
     /// `harddrop`; default off).
     pub harddrop: Option<bool>,
+    /// Whose arrival rules: Floyd and Jacobson's (`floyd`, the default) or
+    /// ns-2's queue/red.cc (`ns2`: no early drop while at most one packet
+    /// waits, none on the first arrival above min_th).
+    pub variant: Option<RedVariant>,
+}
+
+/// RED's arrival rules (`RedConfig::variant`).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RedVariant {
+    Floyd,
+    Ns2,
 }
 
 /// CoDel when `queue = "codel"` (RFC 8289); absent values are Linux's

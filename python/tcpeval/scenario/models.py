@@ -6,7 +6,7 @@ import functools
 import json
 import typing
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -46,6 +46,8 @@ class Red(_Model):
     gentle: bool | None = None
     ecn: bool | None = None  # mark ECN-capable packets instead of early drops (tc red ecn)
     harddrop: bool | None = None  # with ecn, still drop past the ramp (tc red harddrop)
+    # whose arrival rules: Floyd and Jacobson's, or ns-2's queue/red.cc
+    variant: Literal["floyd", "ns2"] | None = None
 
 
 class Codel(_Model):

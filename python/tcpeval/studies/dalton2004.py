@@ -90,6 +90,9 @@ def _flows(cc: str, count: int, reverse: int = 0) -> list[dict]:
 def _doc(profile: str, cc: str, flows: int = 1, reverse: int = 0, **net) -> dict:
     d = base(profile)
     d["network"].update(net)
+    if d["network"]["queue"] == "red":
+        # ns-2's RED, the paper's simulator's (queue/red.cc; docs/traffic.md).
+        d["network"]["red"] = {"variant": "ns2"}
     d["flows"] = _flows(cc, flows, reverse)
     return d
 

@@ -76,12 +76,14 @@ pub struct Red {
     pub harddrop: bool,
     /// The last early verdict came from past the ramp (p_b = 1).
     hard: bool,
+    /// ns-2's arrival rules (`RedVariant::Ns2`, queue/red.cc `REDQueue::enque`).
+    pub ns2: bool,
 }
 
 impl Red {
     pub fn new(min_th: f64, max_th: f64, w_q: f64, max_p: f64, gentle: bool, pkt_time: Time) -> Self {
         let (ecn, harddrop, hard) = (false, false, false);
-        Red { min_th, max_th, w_q, max_p, gentle, pkt_time: pkt_time.max(1), avg: 0.0, count: -1, idle_since: Some(0), ecn, harddrop, hard }
+        Red { min_th, max_th, w_q, max_p, gentle, pkt_time: pkt_time.max(1), avg: 0.0, count: -1, idle_since: Some(0), ecn, harddrop, hard, ns2: false }
     }
 
     pub fn avg(&self) -> f64 {
@@ -91,13 +93,22 @@ impl Red {
     /// Update the average with the queue length seen by an arrival and decide
     /// whether to drop it (section 11 of the paper, with the gentle ramp from
     /// max_p at max_th to 1 at 2 max_th).
+    ///
+    /// With `ns2`, ns-2.35's rules (queue/red.cc `REDQueue::enque` and
+    /// `estimator`): the idle decay counts one more packet (m + 1), no early
+    /// drop while at most one packet waits (`qlen > 1`), and the first arrival
+    /// after the average crosses min_th (or after such an empty spell) only
+    /// starts the count at 1 (`edv_.old`); forced drops past the ramp still go.
     fn drop_arrival(&mut self, qlen: usize, now: Time, rng: &mut Rng) -> bool {
         match self.idle_since.take() {
             Some(t) if qlen == 0 => {
-                let m = (now.saturating_sub(t) / self.pkt_time) as f64;
+                let m = (now.saturating_sub(t) / self.pkt_time) as f64 + self.ns2 as u8 as f64;
                 self.avg *= (1.0 - self.w_q).powf(m);
             }
             _ => self.avg += self.w_q * (qlen as f64 - self.avg),
+        }
+        if self.ns2 && self.ns2_holds(qlen) {
+            return false;
         }
         let p_b = if self.avg < self.min_th {
             self.count = -1;
@@ -115,6 +126,22 @@ impl Red {
         self.hard = p_b >= 1.0;
         if p_b >= 1.0 || rng.uniform() < p_a {
             self.count = 0;
+            return true;
+        }
+        false
+    }
+
+    /// ns-2's conditions for no drop at all: the average below min_th or at
+    /// most one packet waiting (the count stops), or the first arrival of a
+    /// spell above min_th (the count starts at 1), unless the drop is forced.
+    fn ns2_holds(&mut self, qlen: usize) -> bool {
+        if self.avg < self.min_th || qlen <= 1 {
+            self.count = -1;
+            return true;
+        }
+        let forced = if self.gentle { self.avg >= 2.0 * self.max_th } else { self.avg >= self.max_th };
+        if self.count < 0 && !forced {
+            self.count = 1;
             return true;
         }
         false
@@ -511,6 +538,33 @@ mod tests {
         let mut hard = Red::new(5.0, 15.0, 1.0, 0.1, false, 1000);
         hard.idle_since = None;
         assert!(hard.drop_arrival(16, 0, r), "non-gentle RED drops all above max_th");
+    }
+
+    /// ns-2's rules: a high average with one packet waiting drops nothing;
+    /// the first arrival of the spell only starts the count; the next is
+    /// dropped with p_b / (1 - 2 p_b) (count 2), here p_b = max_p = 1 at
+    /// max_th, so surely. Floyd's RED drops the first already.
+    #[test]
+    fn red_ns2_spares_a_near_empty_queue_and_the_spell_s_first_arrival() {
+        let r = &mut Rng::new(1, 0);
+        let fresh = |ns2| {
+            let mut red = Red::new(5.0, 15.0, 1.0, 1.0, false, 1000);
+            (red.idle_since, red.ns2) = (None, ns2);
+            red
+        };
+        let mut ns2 = fresh(true);
+        assert!(!ns2.drop_arrival(1, 0, r), "one packet waiting");
+        assert!(!ns2.drop_arrival(14, 0, r), "the spell's first arrival");
+        assert!(ns2.drop_arrival(14, 0, r));
+        assert!(ns2.drop_arrival(20, 0, r), "forced past max_th");
+        let mut floyd = fresh(false);
+        assert!(floyd.drop_arrival(14, 0, r));
+        let mut idle = fresh(true);
+        idle.avg = 8.0;
+        idle.idle_since = Some(0);
+        idle.w_q = 0.5;
+        assert!(!idle.drop_arrival(0, 2500, r));
+        assert_eq!(idle.avg(), 8.0 / 8.0, "two packet times idle decay three steps");
     }
 
     #[test]
