@@ -95,6 +95,13 @@ def test_a_run_imports_no_pandas(tmp_path):
     assert (tmp_path / "run" / "flows.parquet").exists()
 
 
+def _python(code: str, env: dict, without: str) -> subprocess.CompletedProcess:
+    """`code` in a fresh interpreter, with `env` over this one's minus `without`."""
+    clean = {k: v for k, v in os.environ.items() if k != without}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, env={**clean, **env})
+
+
 @pytest.mark.parametrize("env,stand_in", [({}, True), ({"PYDANTIC_DISABLE_PLUGINS": "1"}, True),
                                           ({"PYDANTIC_DISABLE_PLUGINS": ""}, False)])
 def test_plugin_loader_stands_in_only_while_plugins_are_off(env, stand_in):
@@ -108,9 +115,7 @@ def test_plugin_loader_stands_in_only_while_plugins_are_off(env, stand_in):
             "loader = sys.modules['pydantic.plugin._loader']\n"
             "assert tuple(loader.get_plugins()) == ()\n"
             "print(getattr(loader, '__file__', None) is None)")
-    clean = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, env={**clean, **env})
+    done = _python(code, env, without="PYDANTIC_DISABLE_PLUGINS")
     assert done.stdout.split()[-1] == str(stand_in)
 
 
@@ -138,9 +143,7 @@ def test_blas_is_single_threaded_unless_asked(env, threads):
             "import numpy\n"
             "tasks = os.listdir('/proc/self/task') if os.path.isdir('/proc/self/task') else [0]\n"
             "print(os.environ['OPENBLAS_NUM_THREADS'], len(tasks))")
-    clean = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, env={**clean, **env})
+    done = _python(code, env, without="OPENBLAS_NUM_THREADS")
     asked, running = done.stdout.split()[-2:]
     assert asked == threads
     if not env:  # numpy imported, and no thread but the main one (Linux's /proc)
