@@ -3,7 +3,7 @@
 use crate::cc::Cc;
 use crate::config::{endpoints, FlowConfig, FqCodelConfig, HopConfig, PieConfig, RedConfig, ValidConfig};
 use crate::rng::Rng;
-use crate::stack::Stack;
+use crate::stack::{Profile, Stack};
 use crate::net::topology::{chain, HopSpec, HostSpec, NodeKind, Topology};
 use crate::net::codel::{self, CodelParams, CodelVars};
 use crate::net::fq_codel::{self, FqCodel, FqCodelParams};
@@ -164,7 +164,8 @@ pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r
         },
         cc,
     );
-    let mut profile = Stack::from_name(&f.stack).expect("validated").profile();
+    let stack = Stack::from_name(&f.stack).expect("validated");
+    let mut profile = Profile { ns2_agent: stack.ns2_agent(&f.cc), ..stack.profile() };
     profile.reduction = profile.reduction.with_send_jitter(f.send_jitter_ns);
     if let Some(rule) = &f.loss_detection {
         profile.loss_detection = LossDetection::from_name(rule).expect("validated");

@@ -10,6 +10,7 @@
 
 use crate::cc::{self, Cc, CcError, Growth};
 use crate::tcp::rack::{FackRule, LossDetection};
+use crate::tcp::ns2_agent::Ns2AgentKind;
 use crate::tcp::recovery::Reduction;
 use crate::tcp::rtt::RttSampling;
 use crate::tcp::sender::CwndTest;
@@ -106,9 +107,10 @@ pub struct Profile {
     pub cwnd_test: CwndTest,
     /// Which segments give an ACK's RTT samples (tcp::rtt::RttSampling).
     pub rtt_sampling: RttSampling,
-    /// ns-2's own agents: Vegas runs `Agent/TCP/Vegas`'s sender
-    /// (tcp::ns2_vegas) instead of the Linux module's window rule.
-    pub ns2_agents: bool,
+    /// The sender is one of ns-2's own agents (tcp::ns2_agent), set by
+    /// `build` for the algorithms ns-2 has as agents of their own (Vegas,
+    /// Tahoe) at the ns2 stack.
+    pub ns2_agent: Option<Ns2AgentKind>,
 }
 
 /// Linux TCP_MAX_QUICKACKS (include/net/tcp.h, 2.6.22 and today).
@@ -148,8 +150,9 @@ impl Stack {
             // (not in tcpeval); its compound is its own module (tcp_compound.c).
             Stack::Linux2622 | Stack::Ns2Linux => &["reno", "bic", "cubic", "highspeed", "htcp", "scalable", "vegas", "westwood", "lp", "illinois", "yeah", "compound"],
             Stack::Linux316 => &["reno", "bic", "cubic", "highspeed", "htcp", "scalable", "vegas", "westwood", "lp", "illinois", "yeah"],
-            Stack::Linux66 => return cc::REGISTRY.iter().map(|a| a.names[0]).collect(),
-            Stack::Ns2 => &["reno", "highspeed", "scalable", "vegas", "fast", "westwood"],
+            // Tahoe is ns-2's `Agent/TCP`; Linux has none.
+            Stack::Linux66 => return cc::REGISTRY.iter().map(|a| a.names[0]).filter(|&n| n != "tahoe").collect(),
+            Stack::Ns2 => &["reno", "tahoe", "highspeed", "scalable", "vegas", "fast", "westwood"],
         };
         names.to_vec()
     }
@@ -185,7 +188,7 @@ impl Stack {
             undo: UndoRule::Linux26,
             cwnd_test: CwndTest::PriorInFlight,
             rtt_sampling: RttSampling::Linux26,
-            ns2_agents: false,
+            ns2_agent: None,
         };
         let linux_new = |growth| Profile {
             growth,
@@ -206,7 +209,7 @@ impl Stack {
             undo: UndoRule::Linux316,
             cwnd_test: CwndTest::Validated,
             rtt_sampling: RttSampling::Current,
-            ns2_agents: false,
+            ns2_agent: None,
         };
         match self {
             // 2.4.22 (hooao/linux-2.4.22 aa17aeb): tcp_cwnd_down's floor is ssthresh / 2 for every algorithm.
@@ -237,7 +240,7 @@ impl Stack {
                 undo: UndoRule::Off,
                 cwnd_test: CwndTest::Always,
                 rtt_sampling: RttSampling::Current,
-                ns2_agents: true,
+                ns2_agent: None,
             },
             // The sink is ns-2's TCPSink/Sack1/DelAck: no quick-ACK start, no
             // D-SACK (`generateDSacks_ false`). Initial window and delayed-ACK
@@ -306,7 +309,16 @@ impl Stack {
             cc::compound::check_module_params(params)?;
         }
         self.era_variant(&mut algorithm);
-        Ok((algorithm, self.profile()))
+        Ok((algorithm, Profile { ns2_agent: self.ns2_agent(cc_name), ..self.profile() }))
+    }
+
+    /// ns-2's own Vegas and Tahoe are senders of their own (tcp::ns2_agent).
+    pub fn ns2_agent(self, cc_name: &str) -> Option<Ns2AgentKind> {
+        match (self, cc::algorithm(cc_name).map(|a| a.names[0])) {
+            (Stack::Ns2, Some("vegas")) => Some(Ns2AgentKind::Vegas),
+            (Stack::Ns2, Some("tahoe")) => Some(Ns2AgentKind::Tahoe),
+            _ => None,
+        }
     }
 
     /// The era's variant of an algorithm's code where parameters cannot say it.
@@ -391,7 +403,7 @@ mod tests {
     /// as without a stack, with today's switches.
     #[test]
     fn the_default_stack_changes_nothing() {
-        for alg in cc::REGISTRY {
+        for alg in cc::REGISTRY.iter().filter(|a| DEFAULT_STACK.offers(a.names[0]).is_ok()) {
             let (built, profile) = DEFAULT_STACK.build(alg.names[0], &Map::new()).unwrap();
             let plain = Cc::from_config(alg.names[0], &Map::new()).unwrap();
             assert_eq!(format!("{built:?}"), format!("{plain:?}"));

@@ -65,9 +65,11 @@ FIXED_IN_NS2 = {("cubic", "hystart"): False}
 # ns-2's own agents (`agents="native"`, the `ns2` stack of issue 28): per
 # algorithm the agent with SACK and without, and its settings. HighSpeed is
 # windowOption_ 8 on any agent (tcp/tcp.cc, Floyd's RFC 3649 implementation, as
-# seed 004 used); Vegas is Agent/TCP/Vegas (tcp/tcp-vegas.cc), Reno-based.
+# seed 004 used); Vegas is Agent/TCP/Vegas (tcp/tcp-vegas.cc), Reno-based;
+# Tahoe is ns-2's default agent, Agent/TCP (tcp/tcp.cc).
 NATIVE_AGENTS = {
     "reno": ("Agent/TCP/Sack1", "Agent/TCP/Newreno", {}),
+    "tahoe": ("Agent/TCP", "Agent/TCP", {}),
     "newreno": ("Agent/TCP/Sack1", "Agent/TCP/Newreno", {}),
     "highspeed": ("Agent/TCP/Sack1", "Agent/TCP/Newreno", {"windowOption_": 8}),
     "vegas": ("Agent/TCP/Vegas", "Agent/TCP/Vegas", {}),

@@ -441,6 +441,9 @@ macro_rules! algorithm {
 /// constructors all come from here.
 pub const REGISTRY: &[Algorithm] = &[
     algorithm!(&["reno", "newreno"], NoParams, |_| Cc::Reno(Reno)),
+    // ns-2's `Agent/TCP` (the ns2 stack only): Reno's window rule; its loss
+    // response is the sender's (tcp::ns2_tahoe).
+    algorithm!(&["tahoe"], NoParams, |_| Cc::Reno(Reno)),
     algorithm!(&["scalable"], scalable::ScalableConfig, |c| Cc::Scalable(Scalable::new(&c))),
     algorithm!(&["highspeed"], NoParams, |_| Cc::HighSpeed(HighSpeed::default())),
     algorithm!(&["htcp"], htcp::HtcpConfig, |c| Cc::Htcp(Htcp::new(&c))),
@@ -653,7 +656,7 @@ mod tests {
     fn unknown_algorithm_is_an_error_of_cc_listing_the_valid_ones() {
         let err = Cc::from_config("foo", &Map::new()).unwrap_err();
         assert_eq!(err.field, "cc");
-        assert!(err.message.contains("reno, newreno, scalable"), "{err}");
+        assert!(err.message.contains("reno, newreno, tahoe, scalable"), "{err}");
     }
 
     #[test]

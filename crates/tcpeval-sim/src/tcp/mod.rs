@@ -4,6 +4,8 @@
 //! calls congestion control through `hooks`.
 pub mod ecn;
 pub mod hooks;
+pub mod ns2_agent;
+pub mod ns2_tahoe;
 pub mod ns2_vegas;
 pub mod rate;
 pub mod receiver;

@@ -51,6 +51,8 @@ pub struct Action {
     /// The resend came from duplicate ACKs: the coarse timer backs off and
     /// restarts (`reset_rtx_timer(1)`).
     pub backoff: bool,
+    /// The coarse timer restarts without backing off (`reset_rtx_timer(0, 0)`).
+    pub restart: bool,
 }
 
 #[derive(Clone, Debug)]

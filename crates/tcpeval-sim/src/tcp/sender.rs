@@ -12,6 +12,8 @@
 
 use super::ecn::{EcnMode, EcnSender};
 use super::hooks;
+use super::ns2_agent::{Ns2Agent, Ns2AgentKind};
+use super::ns2_tahoe::Ns2Tahoe;
 use super::ns2_vegas::{Ns2Vegas, SentSeg};
 use super::rack::{FackRule, LossDetection, ProbeContext, Rack, RackAck, Tlp, TlpOutcome, TlpVersion, XmitTimer};
 use super::rate::{RateState, RateTrack};
@@ -153,8 +155,8 @@ pub struct Sender {
     rate: RateState,
     window: WindowUse,
     rtt_sampling: RttSampling,
-    /// ns-2's own Vegas sender, which then owns the window (tcp::ns2_vegas).
-    ns2_vegas: Option<Box<Ns2Vegas>>,
+    /// ns-2's own sender (Vegas, Tahoe), which then owns the window (tcp::ns2_agent).
+    ns2: Option<Box<Ns2Agent>>,
     pub rtt: RttEstimator,
     /// When the retransmission timer fires, if armed.
     pub rto_deadline: Option<Time>,
@@ -219,7 +221,7 @@ impl Sender {
             rate: RateState::default(),
             window: WindowUse::default(),
             rtt_sampling: RttSampling::Current,
-            ns2_vegas: None,
+            ns2: None,
             rtt: RttEstimator::default(),
             rto_deadline: None,
             pace_next: 0,
@@ -264,23 +266,29 @@ impl Sender {
         self.window.test = profile.cwnd_test;
         self.rtt_sampling = profile.rtt_sampling;
         let sender = self.with_loss_detection(profile.loss_detection, profile.fack);
-        match &sender.cc {
-            Cc::Vegas(v) if profile.ns2_agents => {
-                let params = v.params();
-                sender.with_ns2_vegas(params)
-            }
-            _ => sender,
+        match profile.ns2_agent {
+            Some(kind) => sender.with_ns2_agent(kind),
+            None => sender,
         }
     }
 
-    /// Run ns-2's `Agent/TCP/Vegas` (tcp::ns2_vegas): no SACK, its own window
+    /// Run one of ns-2's own senders (tcp::ns2_agent): no SACK, its own window
     /// and retransmissions; the algorithm's hooks are not called.
-    fn with_ns2_vegas(mut self, (alpha, beta, gamma): (u32, u32, u32)) -> Self {
+    fn with_ns2_agent(mut self, kind: Ns2AgentKind) -> Self {
+        let (iw, wnd) = (self.cfg.initial_cwnd, self.cfg.max_window);
+        let agent = match (kind, &self.cc) {
+            (Ns2AgentKind::Vegas, Cc::Vegas(v)) => {
+                let (alpha, beta, gamma) = v.params();
+                Ns2Agent::Vegas(Ns2Vegas::new(alpha, beta, gamma, iw, wnd))
+            }
+            (Ns2AgentKind::Tahoe, _) => Ns2Agent::Tahoe(Ns2Tahoe::new(iw, wnd)),
+            _ => return self,
+        };
         self.cfg.sack = false;
         self.board = Scoreboard::new(false, self.board.segs.capacity() as u64);
         self.recovery = Recovery::new(false);
         self.fack = None;
-        self.ns2_vegas = Some(Box::new(Ns2Vegas::new(alpha, beta, gamma, self.cfg.initial_cwnd, self.cfg.max_window)));
+        self.ns2 = Some(Box::new(agent));
         self
     }
 
@@ -353,8 +361,8 @@ impl Sender {
         }
         self.counters.note_ack(now);
         self.sync_state(now);
-        if self.ns2_vegas.is_some() {
-            return self.on_ack_ns2_vegas(p, now, out);
+        if self.ns2.is_some() {
+            return self.on_ack_ns2(p, now, out);
         }
         let prior_in_flight = self.in_flight() as u32;
         let acked = p.ack - self.snd_una();
@@ -433,10 +441,10 @@ impl Sender {
         self.send_or_defer(now, out);
     }
 
-    /// An ACK for ns-2's Vegas agent: the scoreboard and the coarse timer's
+    /// An ACK for ns-2's own agent: the scoreboard and the coarse timer's
     /// estimator as for any flow without SACK, then the agent decides
-    /// (tcp::ns2_vegas): a resend, and whether to send.
-    fn on_ack_ns2_vegas(&mut self, p: &Packet, now: Time, out: &mut Vec<Packet>) {
+    /// (tcp::ns2_agent): a resend, the timer, and whether to send.
+    fn on_ack_ns2(&mut self, p: &Packet, now: Time, out: &mut Vec<Packet>) {
         let sent = |b: &Scoreboard, seq: u64| b.sent_seg(seq).map(|(tx_time, resent)| SentSeg { tx_time, resent });
         let acked = p.ack - self.snd_una();
         let acked_seg = if acked > 0 { sent(&self.board, p.ack - 1) } else { None };
@@ -444,14 +452,16 @@ impl Sender {
         self.take_rtt_sample(p, now, acked > 0, &track);
         self.s.delivered += delivered as u64;
         let (head, highest) = (sent(&self.board, p.ack), self.snd_nxt().saturating_sub(1));
-        let action = self.ns2_vegas.as_mut().expect("the agent").on_ack(p.ack, acked_seg, head, highest, now);
-        self.sync_ns2_vegas();
+        let action = self.ns2.as_mut().expect("the agent").on_ack(p.ack, acked_seg, head, highest, now);
+        self.sync_ns2();
         if let Some(seq) = action.resend {
             self.ns2_resend(seq, now, out);
         }
         if action.backoff {
             // `reset_rtx_timer(1)`: the coarse timer backs off and restarts.
             self.rtt.backoff += 1;
+        }
+        if action.backoff || action.restart {
             self.rto_deadline = Some(now + self.rtt.rto());
         } else {
             self.restart_rto_after_ack(acked, now);
@@ -463,10 +473,9 @@ impl Sender {
     }
 
     /// The agent's window and ssthresh, whole packets, for the traces.
-    fn sync_ns2_vegas(&mut self) {
-        if let Some(a) = &self.ns2_vegas {
-            self.s.cwnd = (a.cwnd as u32).max(1);
-            self.s.ssthresh = a.ssthresh.clamp(0, u32::MAX as i64) as u32;
+    fn sync_ns2(&mut self) {
+        if let Some(a) = &self.ns2 {
+            (self.s.cwnd, self.s.ssthresh) = a.window();
         }
     }
 
@@ -477,10 +486,10 @@ impl Sender {
         self.retransmit(seq, now, out);
     }
 
-    /// `send_much` for the agent: segments from `t_seqno` while the window
-    /// allows, resending those a timeout went back over.
-    fn send_ns2_vegas(&mut self, now: Time, out: &mut Vec<Packet>) {
-        while let Some(seq) = self.ns2_vegas.as_ref().filter(|a| a.may_send()).map(|a| a.t_seqno) {
+    /// `send_much` for the agent: segments from `t_seqno` while it allows,
+    /// resending those it went back over.
+    fn send_ns2(&mut self, now: Time, out: &mut Vec<Packet>) {
+        while let Some(seq) = self.ns2.as_ref().filter(|a| a.may_send()).map(|a| a.t_seqno()) {
             if self.nic_room == Some(0) {
                 self.nic_blocked = true;
                 break;
@@ -495,9 +504,7 @@ impl Sender {
             if let Some(room) = self.nic_room.as_mut() {
                 *room -= 1;
             }
-            let agent = self.ns2_vegas.as_mut().expect("the agent");
-            agent.on_output(now);
-            agent.t_seqno += 1;
+            self.ns2.as_mut().expect("the agent").sent(now);
         }
         if self.packets_out() > 0 && self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
@@ -609,10 +616,10 @@ impl Sender {
             XmitTimer::Rto => {}
         }
         self.counters.timeouts += 1;
-        if let Some(agent) = self.ns2_vegas.as_mut() {
+        if let Some(agent) = self.ns2.as_mut() {
             agent.on_timeout(self.board.snd_nxt - 1, now);
             self.board.mark_all_lost();
-            self.sync_ns2_vegas();
+            self.sync_ns2();
             self.rtt.backoff += 1;
             self.rto_deadline = Some(now + self.rtt.rto());
             return self.send_or_defer(now, out);
@@ -655,8 +662,8 @@ impl Sender {
     /// Send while the window allows: lost segments first, then new data.
     pub fn send(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.nic_blocked = false;
-        if self.ns2_vegas.is_some() {
-            return self.send_ns2_vegas(now, out);
+        if self.ns2.is_some() {
+            return self.send_ns2(now, out);
         }
         let (prior_out, prior_nxt, sent_before) = (self.packets_out(), self.snd_nxt(), self.counters.segments_sent);
         self.recovery.clamp_pipe(self.in_flight());
@@ -716,7 +723,7 @@ impl Sender {
     /// Whether the window lets another segment out (cwnd, or ns-2 TCP-Linux's
     /// pipe target while it is above cwnd).
     fn window_open(&self) -> bool {
-        match &self.ns2_vegas {
+        match &self.ns2 {
             Some(agent) => agent.may_send(),
             None => self.in_flight() < self.recovery.send_window(self.s.cwnd),
         }
