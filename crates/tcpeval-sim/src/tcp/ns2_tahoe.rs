@@ -16,40 +16,20 @@
 //! window (`TcpAgent::reset`). Sequence numbers are the engine's; ns-2's ACK
 //! number is the engine's cumulative ACK minus one.
 
-use super::ns2_vegas::Action;
+use super::ns2_agent::{Action, AgentWindow};
 
 /// ns-2's `numdupacks_` (tcl/lib/ns-default.tcl).
 const NUMDUPACKS: u32 = 3;
 
 #[derive(Clone, Debug)]
 pub struct Ns2Tahoe {
-    /// `cwnd_` (a double) and `ssthresh_` (an int).
-    pub cwnd: f64,
-    pub ssthresh: i64,
-    /// The receive window `wnd_` in packets.
-    wnd: f64,
-    dupacks: u32,
-    /// The next segment to send (`t_seqno_`).
-    pub t_seqno: u64,
-    /// `last_ack_` (= `highest_ack_`): the highest in-order segment, -1 first.
-    last_ack: i64,
-    recover: i64,
+    /// cwnd, ssthresh and the sequence space (`TcpAgent`'s).
+    pub w: AgentWindow,
 }
 
 impl Ns2Tahoe {
     pub fn new(initial_cwnd: u32, wnd: u64) -> Self {
-        let wnd = wnd.min(i32::MAX as u64) as f64;
-        Ns2Tahoe { cwnd: initial_cwnd as f64, ssthresh: wnd as i64, wnd, dupacks: 0, t_seqno: 0, last_ack: -1, recover: 0 }
-    }
-
-    /// `window()`: min(cwnd, wnd) in whole packets.
-    fn window(&self) -> i64 {
-        self.cwnd.min(self.wnd) as i64
-    }
-
-    /// `send_much`'s test for segment `t_seqno`.
-    pub fn may_send(&self) -> bool {
-        (self.t_seqno as i64) <= self.last_ack + self.window()
+        Ns2Tahoe { w: AgentWindow::new(initial_cwnd, wnd) }
     }
 
     /// An ACK (the engine's cumulative ACK `ack`); `highest_sent` is ns-2's
@@ -58,14 +38,12 @@ impl Ns2Tahoe {
     pub fn on_ack(&mut self, ack: u64, highest_sent: u64) -> Action {
         let seqno = ack as i64 - 1;
         let mut action = Action { send: true, ..Action::default() };
-        if seqno > self.last_ack {
-            self.dupacks = 0;
-            self.last_ack = seqno;
-            self.t_seqno = self.t_seqno.max(ack);
-            self.cwnd += if self.cwnd < self.ssthresh as f64 { 1.0 } else { 1.0 / self.cwnd };
-        } else if seqno == self.last_ack {
-            self.dupacks += 1;
-            if self.dupacks == NUMDUPACKS {
+        if seqno > self.w.last_ack {
+            self.w.newack(ack);
+            self.w.cwnd += if self.w.cwnd < self.w.ssthresh as f64 { 1.0 } else { 1.0 / self.w.cwnd };
+        } else if seqno == self.w.last_ack {
+            self.w.dupacks += 1;
+            if self.w.dupacks == NUMDUPACKS {
                 action.restart = self.dupack_action(highest_sent as i64);
             }
         }
@@ -75,36 +53,30 @@ impl Ns2Tahoe {
     /// The first two duplicates may send one segment past the window
     /// (`send_one`: within wnd and cwnd + dupacks).
     pub fn may_send_one(&self) -> bool {
-        let t = self.t_seqno as i64;
-        (1..NUMDUPACKS).contains(&self.dupacks)
-            && t <= self.last_ack + self.wnd as i64
-            && (t as f64) <= self.last_ack as f64 + self.cwnd + self.dupacks as f64
+        let t = self.w.t_seqno as i64;
+        (1..NUMDUPACKS).contains(&self.w.dupacks)
+            && t <= self.w.last_ack + self.w.wnd as i64
+            && (t as f64) <= self.w.last_ack as f64 + self.w.cwnd + self.w.dupacks as f64
     }
 
     /// The third duplicate: Tahoe's cut, unless the window was cut already.
     fn dupack_action(&mut self, maxseq: i64) -> bool {
-        let recovered = self.last_ack > self.recover;
-        if !(recovered || self.last_ack == 0) {
+        let recovered = self.w.last_ack > self.w.recover;
+        if !(recovered || self.w.last_ack == 0) {
             return false;
         }
-        self.recover = maxseq;
-        self.cut();
+        self.w.recover = maxseq;
+        // `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_ONE)`, `reset_rtx_timer(0, 0)`.
+        self.w.cut_to(1.0);
         true
-    }
-
-    /// `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_ONE)` and a go-back to the head.
-    fn cut(&mut self) {
-        self.ssthresh = (self.window() / 2).max(2);
-        self.cwnd = 1.0;
-        self.t_seqno = (self.last_ack + 1) as u64;
     }
 
     /// The coarse timer fired with data outstanding: the same cut
     /// (`slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART)`, `wnd_restart_` 1).
     pub fn on_timeout(&mut self, highest_sent: u64) {
-        self.recover = highest_sent as i64;
-        self.dupacks = 0;
-        self.cut();
+        self.w.recover = highest_sent as i64;
+        self.w.dupacks = 0;
+        self.w.cut_to(1.0);
     }
 }
 
@@ -118,22 +90,22 @@ mod tests {
     #[test]
     fn three_duplicates_halve_ssthresh_and_go_back_to_one() {
         let mut t = Ns2Tahoe::new(10, 1000);
-        (t.ssthresh, t.t_seqno, t.last_ack) = (5, 15, 4);
-        assert!(!t.may_send());
+        (t.w.ssthresh, t.w.t_seqno, t.w.last_ack) = (5, 15, 4);
+        assert!(!t.w.may_send());
         for k in 1..=2 {
             let a = t.on_ack(5, 14);
             assert!(a.send && !a.restart);
             assert!(t.may_send_one(), "duplicate {k}");
-            t.t_seqno += 1;
+            t.w.t_seqno += 1;
         }
         assert!(!t.may_send_one(), "one segment per duplicate");
         let a = t.on_ack(5, 16);
         assert!(a.restart);
-        assert_eq!((t.ssthresh, t.cwnd, t.t_seqno), (5, 1.0, 5));
-        assert!(t.may_send());
+        assert_eq!((t.w.ssthresh, t.w.cwnd, t.w.t_seqno), (5, 1.0, 5));
+        assert!(t.w.may_send());
         // More duplicates of the same window change nothing.
         t.on_ack(5, 16);
-        assert_eq!((t.cwnd, t.t_seqno), (1.0, 5));
+        assert_eq!((t.w.cwnd, t.w.t_seqno), (1.0, 5));
     }
 
     /// ns-2 has no fast retransmit for the first segment (`highest_ack_` -1
@@ -141,22 +113,22 @@ mod tests {
     #[test]
     fn the_first_segment_s_loss_waits_for_the_timer() {
         let mut t = Ns2Tahoe::new(10, 1000);
-        t.t_seqno = 10;
+        t.w.t_seqno = 10;
         for _ in 0..3 {
             assert!(!t.on_ack(0, 9).restart);
         }
-        assert_eq!(t.cwnd, 10.0);
+        assert_eq!(t.w.cwnd, 10.0);
     }
 
     /// Slow start adds a packet per ACK below ssthresh, then 1/cwnd.
     #[test]
     fn the_window_opens_per_ack() {
         let mut t = Ns2Tahoe::new(2, 1000);
-        t.ssthresh = 3;
+        t.w.ssthresh = 3;
         t.on_ack(1, 1);
-        assert_eq!(t.cwnd, 3.0);
+        assert_eq!(t.w.cwnd, 3.0);
         t.on_ack(2, 2);
-        assert!((t.cwnd - (3.0 + 1.0 / 3.0)).abs() < 1e-12);
+        assert!((t.w.cwnd - (3.0 + 1.0 / 3.0)).abs() < 1e-12);
     }
 
     /// After a cut the losses of that window do not cut again until snd_una
@@ -164,19 +136,19 @@ mod tests {
     #[test]
     fn one_cut_per_window() {
         let mut t = Ns2Tahoe::new(20, 1000);
-        (t.ssthresh, t.t_seqno, t.last_ack) = (10, 30, 5);
-        t.recover = 0;
+        (t.w.ssthresh, t.w.t_seqno, t.w.last_ack) = (10, 30, 5);
+        t.w.recover = 0;
         for _ in 0..3 {
             t.on_ack(6, 29);
         }
-        assert_eq!((t.ssthresh, t.recover), (10, 29));
-        t.t_seqno = 20;
+        assert_eq!((t.w.ssthresh, t.w.recover), (10, 29));
+        t.w.t_seqno = 20;
         t.on_ack(12, 29);
         for _ in 0..3 {
             t.on_ack(12, 29);
         }
-        assert_eq!(t.cwnd, 2.0, "12 <= recover 29: no second cut");
+        assert_eq!(t.w.cwnd, 2.0, "12 <= recover 29: no second cut");
         t.on_timeout(29);
-        assert_eq!((t.ssthresh, t.cwnd, t.t_seqno), (2, 1.0, 12));
+        assert_eq!((t.w.ssthresh, t.w.cwnd, t.w.t_seqno), (2, 1.0, 12));
     }
 }

@@ -26,6 +26,7 @@
 //! (`vegastime()`), as ns-2 computes them, so its `sendTime != 0` test keeps
 //! segments sent at that instant out of the RTT samples.
 
+use super::ns2_agent::{Action, AgentWindow, SentSeg};
 use crate::time::Time;
 
 /// ns-2's `numdupacks_` (tcl/lib/ns-default.tcl).
@@ -33,45 +34,14 @@ const NUMDUPACKS: u32 = 3;
 /// ns-2's `v_slowstart_`: cwnd after a timeout.
 const CWND_AFTER_TIMEOUT: f64 = 2.0;
 
-/// A segment as the agent needs it: when it last left and whether it had
-/// left before (`v_transmits_ > 1`).
-#[derive(Clone, Copy, Debug)]
-pub struct SentSeg {
-    pub tx_time: Time,
-    pub resent: bool,
-}
-
-/// What the sender does after the agent saw an ACK or a timeout.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Action {
-    /// Resend this segment now, whatever the window (`output(seqno)`).
-    pub resend: Option<u64>,
-    /// Then send what the window allows (`send_much`).
-    pub send: bool,
-    /// The resend came from duplicate ACKs: the coarse timer backs off and
-    /// restarts (`reset_rtx_timer(1)`).
-    pub backoff: bool,
-    /// The coarse timer restarts without backing off (`reset_rtx_timer(0, 0)`).
-    pub restart: bool,
-}
-
 #[derive(Clone, Debug)]
 pub struct Ns2Vegas {
     alpha: i64,
     beta: i64,
     gamma: i64,
-    /// ns-2's `cwnd_` (a double) and `ssthresh_` (an int).
-    pub cwnd: f64,
-    pub ssthresh: i64,
-    /// The receive window `wnd_` in packets.
-    wnd: f64,
-    dupacks: u32,
-    /// The next segment to send (`t_seqno_`); below snd_nxt after a timeout.
-    pub t_seqno: u64,
-    /// `last_ack_`: the highest in-order segment, -1 before any.
-    last_ack: i64,
-    /// `recover_` and whether the last window action was a timeout.
-    recover: i64,
+    /// cwnd, ssthresh and the sequence space (`TcpAgent`'s).
+    pub w: AgentWindow,
+    /// Whether the last window action was a timeout.
     after_timeout: bool,
     first_sent: Option<Time>,
     started: bool,
@@ -96,18 +66,11 @@ impl Ns2Vegas {
     /// the receive window `window_` in packets (ssthresh starts there,
     /// `TcpAgent::reset`).
     pub fn new(alpha: u32, beta: u32, gamma: u32, initial_cwnd: u32, wnd: u64) -> Self {
-        let wnd = wnd.min(i32::MAX as u64) as f64;
         Ns2Vegas {
             alpha: alpha as i64,
             beta: beta as i64,
             gamma: gamma as i64,
-            cwnd: initial_cwnd as f64,
-            ssthresh: wnd as i64,
-            wnd,
-            dupacks: 0,
-            t_seqno: 0,
-            last_ack: -1,
-            recover: 0,
+            w: AgentWindow::new(initial_cwnd, wnd),
             after_timeout: false,
             first_sent: None,
             started: false,
@@ -133,25 +96,9 @@ impl Ns2Vegas {
         t.saturating_sub(self.first_sent.unwrap_or(t)) as f64 * 1e-9
     }
 
-    /// `window()`: min(cwnd, wnd) truncated to whole packets.
-    pub fn window(&self) -> u64 {
-        self.cwnd.min(self.wnd) as u64
-    }
-
-    /// `send_much`'s test: segment `t_seqno` may leave while it is within the
-    /// window above the highest in-order segment.
-    pub fn may_send(&self) -> bool {
-        (self.t_seqno as i64) <= self.last_ack + self.window() as i64
-    }
-
     /// A segment leaves (`output`): the clock starts with the first.
     pub fn on_output(&mut self, now: Time) {
         self.first_sent.get_or_insert(now);
-    }
-
-    /// Whether the head waited `v_timeout` (`vegas_expire`).
-    fn expired(&self, head: Option<SentSeg>, now: Time) -> bool {
-        head.is_some_and(|h| self.clock(now) - self.clock(h.tx_time) >= self.timeout)
     }
 
     /// An ACK: `ack` is the engine's cumulative ACK, `acked` the segment just
@@ -168,33 +115,30 @@ impl Ns2Vegas {
         }
         let seqno = ack as i64 - 1;
         let mut action = Action::default();
-        if seqno > self.last_ack {
+        if seqno > self.w.last_ack {
             action.resend = self.on_new_ack(seqno, acked, head, now_s);
-        } else if seqno == self.last_ack {
-            action.resend = self.on_dupack(head, highest_sent as i64, now_s, now);
+        } else if seqno == self.w.last_ack {
+            action.resend = self.on_dupack(head, highest_sent as i64, now_s);
             action.backoff = action.resend.is_some();
         }
-        action.send = self.dupacks == 0 || self.dupacks > NUMDUPACKS - 1;
+        action.send = self.w.dupacks == 0 || self.w.dupacks > NUMDUPACKS - 1;
         action
     }
 
     fn on_new_ack(&mut self, seqno: i64, acked: Option<SentSeg>, head: Option<SentSeg>, now_s: f64) -> Option<u64> {
-        if self.dupacks > NUMDUPACKS && self.cwnd > self.newcwnd {
-            self.cwnd = self.newcwnd;
-            self.ssthresh = 2;
+        if self.w.dupacks > NUMDUPACKS && self.w.cwnd > self.newcwnd {
+            self.w.cwnd = self.newcwnd;
+            self.w.ssthresh = 2;
         }
-        // TcpAgent::newack
-        self.dupacks = 0;
-        self.last_ack = seqno;
-        self.t_seqno = self.t_seqno.max(seqno as u64 + 1);
+        self.w.newack(seqno as u64 + 1);
         if seqno >= self.beg_seq as i64 {
             self.end_round(now_s);
         }
-        if self.incr == 1.0 && self.cwnd >= self.ssthresh as f64 {
+        if self.incr == 1.0 && self.w.cwnd >= self.w.ssthresh as f64 {
             self.incr = 0.0;
         }
-        if self.incr > 0.0 && self.cwnd - self.outstanding() <= 2.0 {
-            self.cwnd += self.incr;
+        if self.incr > 0.0 && self.w.cwnd - self.w.outstanding() <= 2.0 {
+            self.w.cwnd += self.incr;
         }
         if let Some(seg) = acked.filter(|s| !s.resent) {
             let send_time = self.clock(seg.tx_time);
@@ -207,7 +151,7 @@ impl Ns2Vegas {
         }
         self.worried -= 1;
         if self.expired_at(head, now_s) {
-            self.dupacks = NUMDUPACKS;
+            self.w.dupacks = NUMDUPACKS;
             return Some(seqno as u64 + 1);
         }
         self.worried = 0;
@@ -218,36 +162,31 @@ impl Ns2Vegas {
         head.is_some_and(|h| now_s - self.clock(h.tx_time) >= self.timeout)
     }
 
-    /// `t_seqno_ - last_ack_`: the packets out plus one.
-    fn outstanding(&self) -> f64 {
-        (self.t_seqno as i64 - self.last_ack) as f64
-    }
-
     /// The once-per-round decision (tcp-vegas.cc `recv`).
     fn end_round(&mut self, now_s: f64) {
         let rtt = if self.cnt_rtt > 0 { self.sum_rtt / self.cnt_rtt as f64 } else { now_s - self.beg_time };
         (self.sum_rtt, self.cnt_rtt) = (0.0, 0);
-        let rtt_len = self.t_seqno as i64 - self.beg_seq as i64;
+        let rtt_len = self.w.t_seqno as i64 - self.beg_seq as i64;
         if rtt > 0.0 {
             if rtt < self.base_rtt || rtt_len <= 1 {
                 self.base_rtt = rtt;
             }
             let actual = rtt_len as f64 / rtt;
-            let expect = self.outstanding() / self.base_rtt;
+            let expect = self.w.outstanding() / self.base_rtt;
             // C's int(): truncation toward zero.
             let delta = ((expect - actual) * self.base_rtt + 0.5) as i64;
-            if self.cwnd < self.ssthresh as f64 {
+            if self.w.cwnd < self.w.ssthresh as f64 {
                 self.slow_start_round(delta);
             } else if delta > self.beta {
-                self.cwnd = (self.cwnd - 1.0).max(2.0);
+                self.w.cwnd = (self.w.cwnd - 1.0).max(2.0);
                 self.incr = 0.0;
             } else if delta < self.alpha {
-                self.incr = 1.0 / self.cwnd;
+                self.incr = 1.0 / self.w.cwnd;
             } else {
                 self.incr = 0.0;
             }
         }
-        self.beg_seq = self.t_seqno;
+        self.beg_seq = self.w.t_seqno;
         self.beg_time = now_s;
     }
 
@@ -257,8 +196,8 @@ impl Ns2Vegas {
         if !self.inc_flag {
             self.incr = 0.0;
         } else if delta > self.gamma {
-            self.ssthresh = 2;
-            self.cwnd = (self.cwnd - self.cwnd / 8.0).max(2.0);
+            self.w.ssthresh = 2;
+            self.w.cwnd = (self.w.cwnd - self.w.cwnd / 8.0).max(2.0);
             self.incr = 0.0;
         } else {
             self.incr = 1.0;
@@ -282,23 +221,23 @@ impl Ns2Vegas {
         self.timeout += self.timeout / 16.0;
     }
 
-    fn on_dupack(&mut self, head: Option<SentSeg>, maxseq: i64, now_s: f64, now: Time) -> Option<u64> {
-        self.dupacks += 1;
-        if !(self.expired(head, now) || self.dupacks == NUMDUPACKS) {
-            if self.dupacks > NUMDUPACKS {
-                self.cwnd += 1.0;
+    fn on_dupack(&mut self, head: Option<SentSeg>, maxseq: i64, now_s: f64) -> Option<u64> {
+        self.w.dupacks += 1;
+        if !(self.expired_at(head, now_s) || self.w.dupacks == NUMDUPACKS) {
+            if self.w.dupacks > NUMDUPACKS {
+                self.w.cwnd += 1.0;
             }
             return None;
         }
         // bug_fix_: no second window cut for losses of the window a timeout resent.
-        if self.last_ack <= self.recover && self.after_timeout {
+        if self.w.last_ack <= self.w.recover && self.after_timeout {
             return None;
         }
         let head = head?;
-        let mut win = self.window() as i64;
+        let mut win = self.w.window();
         self.after_timeout = false;
-        self.recover = maxseq;
-        self.worried = (self.outstanding() as u32).min(2);
+        self.w.recover = maxseq;
+        self.worried = (self.w.outstanding() as u32).min(2);
         self.timeout = if head.resent { self.timeout * 2.0 } else { self.timeout + self.timeout / 8.0 };
         if self.cwnd_changed < self.clock(head.tx_time) {
             win = if win <= 3 {
@@ -309,24 +248,22 @@ impl Ns2Vegas {
                 win - (win >> 2)
             };
             self.newcwnd = win as f64;
-            self.cwnd = self.newcwnd + self.dupacks as f64;
+            self.w.cwnd = self.newcwnd + self.w.dupacks as f64;
             self.cwnd_changed = now_s;
         }
         if !head.resent {
-            self.dupacks = NUMDUPACKS;
+            self.w.dupacks = NUMDUPACKS;
         }
-        Some((self.last_ack + 1) as u64)
+        Some((self.w.last_ack + 1) as u64)
     }
 
     /// The coarse timer fired with data outstanding (`VegasTcpAgent::timeout`):
     /// go back to the head, ssthresh half the window (at least 2), cwnd 2.
     pub fn on_timeout(&mut self, highest_sent: u64, now: Time) {
-        self.dupacks = 0;
-        self.recover = highest_sent as i64;
+        self.w.dupacks = 0;
+        self.w.recover = highest_sent as i64;
         self.after_timeout = true;
-        self.t_seqno = (self.last_ack + 1) as u64;
-        self.ssthresh = ((self.window() / 2) as i64).max(2);
-        self.cwnd = CWND_AFTER_TIMEOUT;
+        self.w.cut_to(CWND_AFTER_TIMEOUT);
         self.newcwnd = 0.0;
         self.cwnd_changed = self.clock(now);
     }
@@ -346,7 +283,7 @@ mod tests {
     fn started() -> Ns2Vegas {
         let mut v = Ns2Vegas::new(1, 3, 1, 2, 1000);
         v.on_output(0);
-        v.t_seqno = 2;
+        v.w.t_seqno = 2;
         v.on_ack(1, seg(0, false), seg(0, false), 1, 100 * MS);
         v
     }
@@ -359,7 +296,7 @@ mod tests {
         // 2 segments in it; baseRTT 0.1, expect (2 - 0) / 0.1 = 20, actual
         // 2 / 0.1 = 20: delta 0. Slow start's flag flips off: no growth.
         assert_eq!((v.inc_flag, v.incr, v.beg_seq), (false, 0.0, 2));
-        assert_eq!(v.cwnd, 2.0);
+        assert_eq!(v.w.cwnd, 2.0);
     }
 
     /// Segment 0 at 0 ms, its ACK at 100 ms; a segment sent once at 50 ms
@@ -368,7 +305,7 @@ mod tests {
     #[test]
     fn a_sample_updates_v_timeout_as_ns2_does() {
         let mut v = started();
-        v.t_seqno = 4;
+        v.w.t_seqno = 4;
         v.on_ack(2, seg(50, false), None, 3, 130 * MS);
         let want = (0.78 / 4.0 + 0.095) / 2.0 * 17.0 / 16.0;
         assert!((v.timeout - want).abs() < 1e-12, "{} vs {want}", v.timeout);
@@ -383,18 +320,18 @@ mod tests {
     #[test]
     fn the_third_duplicate_resends_and_cuts_to_three_quarters() {
         let mut v = started();
-        (v.cwnd, v.ssthresh, v.t_seqno, v.last_ack, v.beg_seq) = (20.0, 2, 30, 9, 100);
+        (v.w.cwnd, v.w.ssthresh, v.w.t_seqno, v.w.last_ack, v.beg_seq) = (20.0, 2, 30, 9, 100);
         let head = seg(1000, false);
         for (k, t) in [1050u64, 1051].into_iter().enumerate() {
             let a = v.on_ack(10, None, head, 29, t * MS);
-            assert_eq!((a.resend, a.send, v.dupacks), (None, false, k as u32 + 1));
+            assert_eq!((a.resend, a.send, v.w.dupacks), (None, false, k as u32 + 1));
         }
         let a = v.on_ack(10, None, head, 29, 1052 * MS);
-        assert_eq!((a.resend, a.send, a.backoff, v.cwnd, v.newcwnd), (Some(10), true, true, 18.0, 15.0));
+        assert_eq!((a.resend, a.send, a.backoff, v.w.cwnd, v.newcwnd), (Some(10), true, true, 18.0, 15.0));
         v.on_ack(10, None, head, 29, 1053 * MS);
-        assert_eq!(v.cwnd, 19.0);
+        assert_eq!(v.w.cwnd, 19.0);
         let a = v.on_ack(11, seg(1000, true), seg(1001, false), 29, 1100 * MS);
-        assert_eq!((v.cwnd, v.ssthresh, a.resend), (15.0, 2, None));
+        assert_eq!((v.w.cwnd, v.w.ssthresh, a.resend), (15.0, 2, None));
     }
 
     /// A head that waited v_timeout is resent on the first duplicate ACK,
@@ -402,9 +339,9 @@ mod tests {
     #[test]
     fn an_expired_head_is_resent_on_the_first_duplicate() {
         let mut v = started();
-        (v.cwnd, v.ssthresh, v.t_seqno, v.last_ack, v.beg_seq) = (20.0, 2, 30, 9, 100);
+        (v.w.cwnd, v.w.ssthresh, v.w.t_seqno, v.w.last_ack, v.beg_seq) = (20.0, 2, 30, 9, 100);
         let a = v.on_ack(10, None, seg(1000, false), 29, 1200 * MS);
-        assert_eq!((a.resend, v.cwnd), (Some(10), 16.0));
+        assert_eq!((a.resend, v.w.cwnd), (Some(10), 16.0));
         // Resent at 1.2 s; at 1.6 s it has waited past the doubled timer.
         v.cwnd_changed = 0.0;
         let a = v.on_ack(10, None, seg(1200, true), 29, 1600 * MS);
@@ -415,10 +352,10 @@ mod tests {
     #[test]
     fn a_timeout_goes_back_to_the_head() {
         let mut v = started();
-        (v.cwnd, v.t_seqno, v.last_ack) = (21.0, 30, 9);
+        (v.w.cwnd, v.w.t_seqno, v.w.last_ack) = (21.0, 30, 9);
         v.on_timeout(29, 2000 * MS);
-        assert_eq!((v.t_seqno, v.ssthresh, v.cwnd), (10, 10, 2.0));
-        assert!(v.may_send());
+        assert_eq!((v.w.t_seqno, v.w.ssthresh, v.w.cwnd), (10, 10, 2.0));
+        assert!(v.w.may_send());
     }
 
     /// Slow start grows one packet per ACK every other round and leaves when
@@ -426,11 +363,11 @@ mod tests {
     #[test]
     fn slow_start_leaves_with_an_eighth_off() {
         let mut v = started();
-        (v.cwnd, v.t_seqno, v.beg_seq, v.beg_time) = (16.0, 18, 2, 0.1);
+        (v.w.cwnd, v.w.t_seqno, v.beg_seq, v.beg_time) = (16.0, 18, 2, 0.1);
         // Round of 16 segments at 0.2 s mean RTT against baseRTT 0.1:
         // expect 16 / 0.1 = 160, actual 16 / 0.2 = 80, delta = 8 > gamma.
         (v.sum_rtt, v.cnt_rtt) = (0.2, 1);
         v.on_ack(3, None, None, 17, 300 * MS);
-        assert_eq!((v.ssthresh, v.cwnd), (2, 14.0));
+        assert_eq!((v.w.ssthresh, v.w.cwnd), (2, 14.0));
     }
 }

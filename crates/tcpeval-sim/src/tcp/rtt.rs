@@ -134,7 +134,7 @@ impl RttTrack {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RttSampling {
     /// Linux 3.16 and today: SACKed segments too ("tcp: use RTT from SACK for
-    /// RTO", 3.13); congestion control sees the newest delivered segment.
+    /// RTO", after 2.6.22); congestion control sees the newest delivered segment.
     #[default]
     Current,
     /// Linux 2.4-2.6.22: cumulative ACKs only; congestion control sees the

@@ -12,9 +12,9 @@
 
 use super::ecn::{EcnMode, EcnSender};
 use super::hooks;
-use super::ns2_agent::{Ns2Agent, Ns2AgentKind};
+use super::ns2_agent::{Ns2Agent, Ns2AgentKind, SentSeg};
 use super::ns2_tahoe::Ns2Tahoe;
-use super::ns2_vegas::{Ns2Vegas, SentSeg};
+use super::ns2_vegas::Ns2Vegas;
 use super::rack::{FackRule, LossDetection, ProbeContext, Rack, RackAck, Tlp, TlpOutcome, TlpVersion, XmitTimer};
 use super::rate::{RateState, RateTrack};
 use super::recovery::{AckInfo, Recovery};
