@@ -849,12 +849,13 @@ def _comparison_table(cmp: dict) -> "Table":
     start, end = cmp["window_s"]
     table = _table(f"simulator vs kernel, {cmp['capacity_mbps']:g} Mbit/s bottleneck "
                    f"(window {start:g}-{end:g} s)")
-    for col in ("flow", "cc", "rtt ms", "Mbit/s sim", "Mbit/s kernel", "diff",
+    for col in ("flow", "cc", "rtt ms", "start ms", "Mbit/s sim", "Mbit/s kernel", "diff",
                 "srtt ms sim", "srtt ms kernel", "diff"):
         table.add_column(col, justify="left" if col in ("flow", "cc") else "right")
     for f in cmp["flows"]:
         t, r = f["throughput_mbps"], f["srtt_ms"]
-        table.add_row(f["flow"], f["cc"], _fmt(f["rtt_ms"]), _fmt(t["sim"], 2),
+        table.add_row(f["flow"], f["cc"], _fmt(f["rtt_ms"]), _fmt(f["start_ms"], 2),
+                      _fmt(t["sim"], 2),
                       _fmt(t["testbed"], 2), _rel(t), _fmt(r["sim"]), _fmt(r["testbed"]),
                       _rel(r))
     for name, key, digits in (("aggregate Mbit/s", "aggregate_mbps", 2),

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+import tcpeval
 from tcpeval import testbed
 from tcpeval.scenario import engine_config, load_scenario, resolve
 
@@ -494,6 +495,35 @@ def test_an_algorithm_that_does_not_promise_to_fill_is_judged_by_the_busy_shaper
     assert verdict("westwood", 80.0, 99.0, 5)["rate while busy"] is True
     # CUBIC promises to fill the link: its goodput is judged.
     assert verdict("cubic", 60.8, 99.0, 5) == {"bottleneck rate": True, "achieved rate": False}
+
+
+def test_the_simulator_side_starts_each_flow_when_the_kernel_connected():
+    from tcpeval.testbed.compare import at_kernel_starts
+
+    resolved = resolve(load_scenario({"run": {"backend": "testbed"},
+                                      "flows": [{"cc": "cubic", "count": 3}]}))
+    kernel = [{"id": 0, "connect_ns": 1_200_000}, {"id": 1, "connect_ns": 4_500_000},
+              {"id": 2}]  # a run that recorded no connect time keeps its start
+    sim = at_kernel_starts(resolved, kernel)
+    assert sim["meta"]["backend"] == "sim"
+    assert [f["start_ns"] for f in sim["flows"]] == [1_200_000, 4_500_000, 0]
+    assert [f["start_ns"] for f in resolved["flows"]] == [0, 0, 0], "the kernel's copy is kept"
+
+
+def test_two_cubic_flows_a_fraction_of_a_millisecond_apart_split_unevenly():
+    """Why compare-backends starts the simulator's flows at the kernel's connect
+    times: at 100 ms and 2 BDP the later flow's HyStart meets the earlier one's
+    queue and leaves slow start at half its window; the kernel's senders always
+    start milliseconds apart, and the kernel gave the larger flow 0.74 of the link."""
+    def shares(second_start: str) -> list[float]:
+        sc = {"network": {"bottleneck": "100Mbps", "rtt": "100ms", "buffer": "2bdp"},
+              "flows": [{"cc": "cubic"}, {"cc": "cubic", "start": second_start}],
+              "run": {"duration": "20s", "measure_from": "5s"}}
+        t = [f["throughput_mbps"] for f in tcpeval.run(sc).summary["flows"]]
+        return [x / sum(t) for x in t]
+
+    assert max(shares("0s")) < 0.52
+    assert max(shares("0.3ms")) > 0.7
 
 
 def test_relative_difference():

@@ -183,7 +183,9 @@ def send(a: argparse.Namespace) -> None:
     before = netstat()
     sleep_until(a.t0, a.start)
     sock.settimeout(5.0)
+    connect_s = now(a.t0)
     sock.connect((a.dst, a.port))
+    established_s = now(a.t0)
     cc = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
     stop = threading.Event()
     sampler = threading.Thread(target=sample_loop, daemon=True, args=(
@@ -198,7 +200,7 @@ def send(a: argparse.Namespace) -> None:
     after = netstat()
     delta = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
     emit({"kind": "end", "t": now(a.t0), "cc": cc, "finished_sending": finished, **final,
-          "netstat": delta})
+          "connect_s": connect_s, "established_s": established_s, "netstat": delta})
     _abort(sock)
 
 

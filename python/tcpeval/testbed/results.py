@@ -169,11 +169,17 @@ def flows(plan: Plan, config: dict, m: dict) -> list[dict]:
             else int(round(completed * NS)),
             "min_rtt_ns": end.get("min_rtt", 0) * 1000,
             "probe_rtt_ns": _probe_ns(snd),
+            "connect_ns": _ns(end.get("connect_s")),
+            "established_ns": _ns(end.get("established_s")),
             "reordering_events": end.get("reord_seen", 0),
             "dsack_dups": end.get("dsack_dups", 0),
             "netstat": ns,
         })
     return out
+
+
+def _ns(seconds: float | None) -> int | None:
+    return None if seconds is None else int(round(seconds * NS))
 
 
 def _probe_ns(records: list[dict]) -> int | None:
