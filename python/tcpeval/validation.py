@@ -17,7 +17,8 @@ with the response function W(p) in packets:
   cubic region's (C (3+beta) / (4 (1-beta)))^(1/4) (RTT/p)^(3/4) and the
   Reno-friendly region's sqrt(3 (1+beta) alpha / (2 (1-beta) ... )) = sqrt(3/(2p))
   with alpha = 3(1-beta)/(1+beta).
-- BIC (Xu, Harfoush, Rhee 2004): see `bic_window`.
+- BIC (Xu, Harfoush, Rhee 2004): no closed form; `bic_window` iterates its
+  loss cycle numerically under the runs' random loss (`loss_cycle_window`).
 - H-TCP (Leith & Shorten 2004): no closed form; `htcp_cycle_window` iterates its
   deterministic loss cycle numerically with Linux's alpha(Delta) and beta.
 
@@ -95,28 +96,53 @@ def cubic_window(p: float, rtt_s: float, c: float = CUBIC_C, beta: float = CUBIC
     return max(cubic, math.sqrt(1.5 / (acks_per_step * p)))
 
 
-def bic_window(p: float, rtt_s: float, beta: float = 819 / 1024, smax: float = 16.0,
-               ack_ratio: float = 2.0, smooth: float = 20.0) -> float:
-    """BIC's deterministic loss cycle (Xu, Harfoush & Rhee 2004, section 3, with
-    Linux tcp_bic.c's rules), iterated per RTT: after a loss at W the window
-    restarts at beta W and climbs by binary search towards W_max (a quarter of the
-    distance per RTT, at most smax, at least 0.2), then probes beyond it, until 1/p
-    packets have been sent. Fast convergence sets W_max = (1 + beta)/2 W when a
-    loss comes below the previous W_max. Linux divides its per-ACK step by the
-    packets per ACK while counting packets, so each RTT's step is multiplied by
-    the ACK ratio (2 with delayed ACKs, the default)."""
-    w_max = 2.0 / math.sqrt(p)
-    peak = w_max
-    sent, rounds = 0.0, 1
-    for _ in range(300):
-        w, sent, rounds = beta * peak, 0.0, 0
-        while sent < 1.0 / p:
-            sent += w
-            rounds += 1
-            w += ack_ratio * _bic_increment(w, w_max, smax, smooth)
-        w_max = (1 + beta) / 2 * w if w < w_max else w
-        peak = w
+def loss_cycle_window(p: float, w0: float, grow, cut, periodic: bool = False,
+                      events: int = 4000, seed: int = 1) -> float:
+    """Mean window (packets sent per RTT) of a per-RTT loss cycle: each RTT
+    sends w packets, then w += grow(w), until a loss sets w = cut(w). Losses
+    come every 1/p packets when `periodic`, else after a geometric number of
+    packets with mean 1/p: the validation runs' Bernoulli loss, one reduction
+    per RTT whatever the losses in it. The random cycle is seeded, so the
+    prediction is a fixed number. Both skip their first tenth of loss events."""
+    rng = np.random.default_rng(seed)
+    w, sent, rounds, n = w0, 0.0, 0, 0
+    gap = 1.0 / p if periodic else float(rng.geometric(p))
+    while n < events:
+        if n >= events // 10:
+            sent, rounds = sent + w, rounds + 1
+        gap -= w
+        if gap > 0:
+            w += grow(w)
+            continue
+        n += 1
+        w = cut(w)
+        gap = 1.0 / p if periodic else float(rng.geometric(p))
     return sent / rounds
+
+
+def bic_window(p: float, rtt_s: float, beta: float = 819 / 1024, smax: float = 16.0,
+               ack_ratio: float = 2.0, smooth: float = 20.0, periodic: bool = False) -> float:
+    """BIC's loss cycle (Xu, Harfoush & Rhee 2004, section 3, with Linux
+    tcp_bic.c's rules), per RTT: after a loss at W the window restarts at beta W
+    and climbs by binary search towards W_max (a quarter of the distance per
+    RTT, at most smax, at least 4/smooth), then probes beyond it. Fast
+    convergence sets W_max = (1 + beta)/2 W when a loss comes below the
+    previous W_max. Linux divides its per-ACK step by the packets per ACK while
+    counting packets, so each RTT's step is multiplied by the ACK ratio (2 with
+    delayed ACKs, the default). Under random loss BIC's window is higher than
+    under periodic loss by up to 45% (2.4's halved steps at p = 3e-4: 134.6
+    against 93.1 packets): its growth depends on how far below W_max a loss
+    leaves it, and random gaps spread W_max."""
+    state = {"w_max": 2.0 / math.sqrt(p)}
+
+    def grow(w: float) -> float:
+        return ack_ratio * _bic_increment(w, state["w_max"], smax, smooth)
+
+    def cut(w: float) -> float:
+        state["w_max"] = (1 + beta) / 2 * w if w < state["w_max"] else w
+        return beta * w
+
+    return loss_cycle_window(p, beta * state["w_max"], grow, cut, periodic)
 
 
 def _bic_increment(w: float, w_max: float, smax: float, smooth: float = 20.0) -> float:
@@ -182,7 +208,7 @@ RESPONSE = {
     "scalable": (scalable_window, "a/(p ln(1/(1-b))) = 0.0749/p"),
     "highspeed": (highspeed_window, "RFC 3649: 0.12/p^0.835"),
     "cubic": (cubic_window, "RFC 9438: max(1.054 (RTT/p)^0.75, sqrt(3/(2p)))"),
-    "bic": (bic_window, "BIC binary-search cycle (numeric)"),
+    "bic": (bic_window, "BIC cycle under random loss (numeric)"),
     "htcp": (htcp_cycle_window, "H-TCP loss cycle (numeric)"),
 }
 

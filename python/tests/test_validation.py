@@ -30,6 +30,19 @@ def test_cubic_regions():
     assert v.cubic_window(1e-4, 0.005) == pytest.approx(math.sqrt(1.5e4))
 
 
+def test_loss_cycle_gives_mathis_and_the_random_loss_bias():
+    """Reno's rules in the loss cycle BIC's prediction runs on: periodic loss
+    gives Mathis's sqrt(3/(2p)); random loss a few percent more (Ott, Kemperman
+    & Mathis 1996: about 7%)."""
+    for p in (1e-3, 1e-4):
+        def reno(periodic: bool, p=p) -> float:
+            return v.loss_cycle_window(p, 1.0, lambda w: 1.0, lambda w: w / 2, periodic)
+
+        assert reno(True) == pytest.approx(math.sqrt(1.5 / p), rel=0.01)
+        assert 1.03 <= reno(False) / math.sqrt(1.5 / p) <= 1.10
+    assert v.bic_window(3e-4, 0.1) == v.bic_window(3e-4, 0.1), "seeded"
+
+
 def test_htcp_alpha_follows_linux():
     # beta 0.5, no RTT scaling: alpha = f(Delta); Delta = 2 s: 1 + 10 + 0.25
     assert v.htcp_alpha(2.0, 0.5, 0.1, rtt_scaling=False) == pytest.approx(11.25)
