@@ -40,6 +40,11 @@ const HYSTART_ACK_DELTA: Time = 2 * MS;
 const HYSTART_MIN_SAMPLES: u32 = 8;
 const HYSTART_DELAY_MIN: Time = 4 * MS;
 const HYSTART_DELAY_MAX: Time = 16 * MS;
+/// Linux 5.7 on (`hystart_ack_delay`, "tcp_cubic: tweak Hystart detection for
+/// short RTT flows"): the ACK train may run on by the time four 64 KB GSO
+/// packets take at the socket's pacing rate, at most 1 ms, for TSO/GRO delays.
+const GSO_MAX_BYTES: f64 = 65536.0;
+const HYSTART_ACK_DELAY_MAX: Time = MS;
 /// Delay samples within one second after an epoch starts are ignored.
 const EPOCH_SAMPLE_HOLDOFF: Time = SEC;
 /// Packets per ACK are kept << 4 (ACK_RATIO_SHIFT), starting at 2, and in 3.x
@@ -320,7 +325,7 @@ impl Cubic {
         if self.cfg.ack_train() && s.now.saturating_sub(self.last_ack) <= HYSTART_ACK_DELTA {
             self.last_ack = s.now;
             // Not paced: the train ends after half the minimum delay.
-            let threshold = self.delay_min / 2;
+            let threshold = (self.delay_min + self.ack_delay(s)) / 2;
             if s.now - self.round_start > threshold {
                 self.found = true;
                 s.ssthresh = s.cwnd;
@@ -338,6 +343,21 @@ impl Cubic {
                 s.ssthresh = s.cwnd;
             }
         }
+    }
+
+    /// `hystart_ack_delay` (5.7 on; none before): 4 GSO packets at Linux's
+    /// `sk_pacing_rate`, which `tcp_update_pacing_rate` sets for every flow
+    /// (paced or not) to max(cwnd, in flight) x mss / srtt, times 2 below
+    /// ssthresh / 2 and 1.2 above; capped at 1 ms. Below about 2 Gbit/s of
+    /// pacing rate the cap decides.
+    fn ack_delay(&self, s: &CcState) -> Time {
+        if self.version != CubicVersion::Current || s.srtt == 0 {
+            return 0;
+        }
+        let ratio = if s.cwnd < s.ssthresh / 2 { 2.0 } else { 1.2 };
+        let bytes_per_ns = ratio * f64::from(s.cwnd.max(s.in_flight)) * f64::from(s.mss) / s.srtt as f64;
+        let delay = (4.0 * GSO_MAX_BYTES / bytes_per_ns) as Time;
+        delay.min(HYSTART_ACK_DELAY_MAX)
     }
 
     /// How far above delay_min the round's RTT must be for HyStart's delay
@@ -584,6 +604,32 @@ mod tests {
         let mut rtts = vec![120 * MS; 8];
         rtts.push(100 * MS);
         assert_eq!(delay_test_fires(&rtts), [true, false]);
+    }
+
+    /// An ACK train on a 2 ms path at linux-6.6: cwnd 20, one ACK per 100 us
+    /// for `train`; whether HyStart's train test ended slow start.
+    fn train_fires(train: Time) -> bool {
+        let params = serde_json::json!({"hystart_detect": 1}).as_object().unwrap().clone();
+        let (cc, profile) = Stack::Linux66.build("cubic", &params).unwrap();
+        let mut h = Harness::new(cc, 20);
+        h.s.growth = profile.growth;
+        (h.rtt, h.s.srtt) = (2 * MS, 2 * MS);
+        h.s.snd_nxt = h.s.snd_una + 1000; // one round throughout
+        h.ack(1); // starts the round; delay_min 2 ms
+        for _ in 0..train / (100 * US) {
+            h.advance(100 * US);
+            h.ack(1);
+        }
+        !h.s.in_slow_start()
+    }
+
+    #[test]
+    fn hystart_s_ack_train_runs_on_by_the_gso_allowance() {
+        // Pacing rate 2 x 20 x 1448 B / 2 ms = 29 MB/s: four 64 KB packets take
+        // 9 ms, capped at 1 ms, so the train ends past (2 + 1) / 2 = 1.5 ms, not
+        // at delay_min / 2 = 1 ms as before Linux 5.7.
+        assert!(!train_fires(1200 * US));
+        assert!(train_fires(1600 * US));
     }
 
     #[test]
