@@ -1,6 +1,6 @@
 //! Turn a validated config into a topology, TCP endpoints and UDP sources.
 
-use crate::cc::Cc;
+use crate::cc::{Cc, CongestionOps};
 use crate::config::{endpoints, FlowConfig, FqCodelConfig, HopConfig, PieConfig, RedConfig, ValidConfig};
 use crate::rng::Rng;
 use crate::stack::{Profile, Stack};
@@ -146,11 +146,14 @@ pub fn host_pair(src: NodeKind, dst: NodeKind, [a, b]: [u32; 2], rtt_ns: u64, de
 
 /// Key of the senders' delayed-send streams, apart from every link's (Rng::new).
 const SEND_JITTER_KEY: u64 = 0x5e4d_0000_0000_0000;
+/// The random stream of a flow's algorithm (CongestionOps::seed_random).
+const CC_RANDOM_KEY: u64 = 0xcc4a_0000_0000_0000;
 
 /// A flow's endpoints; `cc` is its algorithm as validation built it, `i` the id
 /// its packets carry, `bytes` its size (None: bulk), `seed` the run's.
-pub fn endpoint_pair(f: &FlowConfig, cc: Cc, i: usize, bytes: Option<u64>, (s, r): (u32, u32), seed: u64) -> (Sender, Receiver) {
+pub fn endpoint_pair(f: &FlowConfig, mut cc: Cc, i: usize, bytes: Option<u64>, (s, r): (u32, u32), seed: u64) -> (Sender, Receiver) {
     let ecn = EcnMode::of(f.ecn, cc.needs_ecn());
+    cc.seed_random(Rng::new(seed ^ CC_RANDOM_KEY, i as u64).next_u64());
     let sender = Sender::new(
         SenderConfig {
             flow: i as u32,

@@ -63,8 +63,9 @@ pub struct BbrConfig {
     /// this long, seconds (`bbr_min_rtt_win_sec` = 10).
     #[schemars(range(min = 0.1, max = 3600))]
     pub probe_rtt_interval_s: f64,
-    /// Seed of the random start phase of the gain cycle (Linux draws it from
-    /// `get_random_u32_below`; seeded here so runs are reproducible).
+    /// Mixed into the flow's own random stream (from the run's seed and the
+    /// flow), which draws the gain cycle's start phases as Linux's
+    /// `get_random_u32_below` does per socket; reproducible for a run seed.
     pub seed: u32,
 }
 
@@ -89,6 +90,8 @@ pub struct Bbr {
     high_gain: f64,
     cwnd_gain_cfg: f64,
     min_rtt_window: Time,
+    /// The `seed` parameter, mixed into the flow's random stream.
+    seed: u32,
     rng: Rng,
     pub mode: Mode,
     /// Per-round maxima of delivery rate (packets per second) with their round.
@@ -120,6 +123,7 @@ impl Bbr {
             high_gain: cfg.high_gain,
             cwnd_gain_cfg: cfg.cwnd_gain,
             min_rtt_window: (cfg.probe_rtt_interval_s * SEC as f64) as Time,
+            seed: cfg.seed,
             rng: Rng::new(cfg.seed as u64, 0xBB),
             mode: Mode::Startup,
             bw_rounds: [(0, 0.0); BW_WINDOW_ROUNDS as usize],
@@ -374,6 +378,14 @@ impl Bbr {
 }
 
 impl CongestionOps for Bbr {
+    /// Without a stream of its own each flow drew the same start phases: two
+    /// flows that left PROBE_RTT together probed and drained in step for good,
+    /// neither took a share from the other, and the standing queue of
+    /// several BBRv1 flows never formed (docs/algorithms/bbr.md).
+    fn seed_random(&mut self, seed: u64) {
+        self.rng = Rng::new(seed ^ u64::from(self.seed), 0xBB);
+    }
+
     fn init(&mut self, s: &mut CcState) {
         self.min_rtt_stamp = s.now;
         self.next_rtt_delivered = s.delivered;

@@ -146,8 +146,9 @@ pub struct Bbr3Config {
     /// (`bbr_probe_rtt_win_ms` = 5000).
     #[schemars(range(min = 0.1, max = 10))]
     pub probe_rtt_interval_s: f64,
-    /// Seed of the random probe wait (Linux `get_random_u32_below`); mixed
-    /// with the flow's start time so flows differ and runs are reproducible.
+    /// Mixed into the flow's own random stream (from the run's seed and the
+    /// flow), which draws the probe waits as Linux's `get_random_u32_below`
+    /// does per socket; reproducible for a run seed.
     pub seed: u32,
 }
 
@@ -1015,9 +1016,12 @@ impl Bbr3 {
 }
 
 impl CongestionOps for Bbr3 {
+    fn seed_random(&mut self, seed: u64) {
+        self.rng = Rng::new(seed ^ u64::from(self.cfg.seed), 0xBB3);
+    }
+
     /// Linux `bbr_init`.
     fn init(&mut self, s: &mut CcState) {
-        self.rng = Rng::new(self.cfg.seed as u64 ^ s.now, 0xBB3);
         self.init_cwnd = s.cwnd.min(0x7f);
         s.ssthresh = INFINITE_SSTHRESH;
         self.next_rtt_delivered = s.delivered;

@@ -251,6 +251,11 @@ pub enum CaEvent {
 pub trait CongestionOps {
     /// Called once when the connection starts.
     fn init(&mut self, _s: &mut CcState) {}
+    /// The flow's own random stream, before `init`: Linux draws from
+    /// `get_random_u32_below` per socket, so no two flows draw alike. The
+    /// engine derives `seed` from the run's seed and the flow; algorithms that
+    /// draw nothing ignore it.
+    fn seed_random(&mut self, _seed: u64) {}
     /// New ssthresh after a loss (called once per loss episode).
     fn ssthresh(&mut self, s: &CcState) -> u32;
     /// Grow the window: `acked` packets were newly delivered.
@@ -552,6 +557,9 @@ impl Cc {
 impl CongestionOps for Cc {
     fn init(&mut self, s: &mut CcState) {
         self.ops().init(s)
+    }
+    fn seed_random(&mut self, seed: u64) {
+        self.ops().seed_random(seed)
     }
     fn ssthresh(&mut self, s: &CcState) -> u32 {
         self.ops().ssthresh(s)
