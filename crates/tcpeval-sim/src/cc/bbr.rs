@@ -16,6 +16,7 @@
 //! Not modelled (documented in docs/algorithms/bbr.md): long-term bandwidth
 //! (policer) detection and the ACK-aggregation cwnd allowance.
 
+use super::minmax::WindowedMax;
 use super::params::AlgorithmConfig;
 use super::{CaState, CcState, CongestionOps, RateSample};
 use crate::consts::{HEADER_BYTES, INITIAL_CWND as INIT_CWND};
@@ -32,7 +33,8 @@ pub const HIGH_GAIN: f64 = 739.0 / 256.0;
 pub const DRAIN_GAIN: f64 = 88.0 / 256.0;
 pub const CWND_GAIN: f64 = 2.0;
 pub const PACING_GAINS: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
-/// Max-bandwidth filter window: CYCLE_LEN + 2 = 10 rounds.
+/// Max-bandwidth filter window: CYCLE_LEN + 2 = 10 rounds (Linux
+/// `bbr_bw_rtts`), kept by lib/minmax.c's windowed max (cc::minmax).
 pub const BW_WINDOW_ROUNDS: u64 = 10;
 pub const MIN_RTT_WINDOW: Time = 10 * SEC;
 pub const PROBE_RTT_TIME: Time = 200 * MS;
@@ -94,8 +96,8 @@ pub struct Bbr {
     seed: u32,
     rng: Rng,
     pub mode: Mode,
-    /// Per-round maxima of delivery rate (packets per second) with their round.
-    bw_rounds: [(u64, f64); BW_WINDOW_ROUNDS as usize],
+    /// Max filter of delivery rate (packets per second) over round trips.
+    bw: WindowedMax,
     rtt_cnt: u64,
     next_rtt_delivered: u64,
     round_start: bool,
@@ -126,7 +128,7 @@ impl Bbr {
             seed: cfg.seed,
             rng: Rng::new(cfg.seed as u64, 0xBB),
             mode: Mode::Startup,
-            bw_rounds: [(0, 0.0); BW_WINDOW_ROUNDS as usize],
+            bw: WindowedMax::default(),
             rtt_cnt: 0,
             next_rtt_delivered: 0,
             round_start: false,
@@ -150,21 +152,11 @@ impl Bbr {
 
     /// The windowed maximum delivery rate, packets per second.
     pub fn max_bw(&self) -> f64 {
-        let oldest = self.rtt_cnt.saturating_sub(BW_WINDOW_ROUNDS - 1);
-        self.bw_rounds.iter().filter(|(r, _)| *r >= oldest).map(|(_, b)| *b).fold(0.0, f64::max)
+        self.bw.get()
     }
 
     pub fn min_rtt(&self) -> Time {
         self.min_rtt
-    }
-
-    fn note_bw(&mut self, bw: f64) {
-        let slot = &mut self.bw_rounds[(self.rtt_cnt % BW_WINDOW_ROUNDS) as usize];
-        if slot.0 != self.rtt_cnt {
-            *slot = (self.rtt_cnt, bw);
-        } else {
-            slot.1 = slot.1.max(bw);
-        }
     }
 
     /// Linux `bbr_bdp`: gain x bandwidth x min RTT, in packets (rounded up).
@@ -201,7 +193,7 @@ impl Bbr {
         }
         let bw = rs.delivered as f64 * 1e9 / rs.interval as f64;
         if !rs.is_app_limited || bw >= self.max_bw() {
-            self.note_bw(bw);
+            self.bw.update(BW_WINDOW_ROUNDS, self.rtt_cnt, bw);
         }
     }
 
@@ -276,6 +268,9 @@ impl Bbr {
             self.probe_rtt_done_stamp = None;
         }
         if self.mode == Mode::ProbeRtt {
+            // Linux: its low rate samples are not to lower the bandwidth
+            // filter, which at a 20 ms RTT would forget the link in 200 ms.
+            s.mark_app_limited = true;
             if self.probe_rtt_done_stamp.is_none() && s.in_flight <= CWND_MIN_TARGET {
                 self.probe_rtt_done_stamp = Some(s.now + PROBE_RTT_TIME);
                 self.probe_rtt_round_done = false;

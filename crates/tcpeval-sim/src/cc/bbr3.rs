@@ -848,6 +848,7 @@ impl Bbr3 {
             self.next_rtt_delivered = s.delivered;
         }
         if self.mode == Mode::ProbeRtt {
+            s.mark_app_limited = true; // Linux: ignore its low rate samples
             self.hold_probe_rtt(s);
         }
     }

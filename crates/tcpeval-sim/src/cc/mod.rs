@@ -29,6 +29,7 @@ pub mod hstcp_lp;
 pub mod htcp;
 pub mod illinois;
 pub mod lp;
+pub mod minmax;
 pub mod params;
 pub mod reno;
 pub mod scalable;
@@ -89,6 +90,11 @@ pub struct CcState {
     pub ca_state: CaState,
     /// When the sender last transmitted (Linux `lsndtime`).
     pub last_send_time: Time,
+    /// Set by the algorithm to mark the connection application-limited from
+    /// here on (Linux: BBR writes `tp->app_limited` in PROBE_RTT so its low
+    /// rate samples cannot lower the bandwidth filter); the sender marks its
+    /// rate sampler and clears this after the hook.
+    pub mark_app_limited: bool,
     /// How window growth is counted: per packet (today) or per ACK (the
     /// stack's era, crate::stack).
     pub growth: Growth,
@@ -151,6 +157,7 @@ impl CcState {
             pacing_rate: 0.0,
             ca_state: CaState::Open,
             last_send_time: 0,
+            mark_app_limited: false,
             growth: Growth::PerPacket,
         }
     }

@@ -428,6 +428,9 @@ impl Sender {
         let prr = |s: &mut CcState| recovery.prr(s, in_flight, acked > 0, delivered, newly_lost);
         hooks::cong_control(&mut self.cc, &mut self.s, &rs, raise, prr, |s| window.cwnd_limited(s, prior_in_flight));
         recovery.moderate_after_ack(prior_state, &mut self.s, in_flight);
+        if std::mem::take(&mut self.s.mark_app_limited) {
+            self.rate.mark_app_limited(self.s.delivered, in_flight);
+        }
         // Kept after the algorithm has run, not before: `rs` was just written
         // field by field, and copying it at once stalls on store forwarding
         // (perf annotate of on_ack, issue 29).
