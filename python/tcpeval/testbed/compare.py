@@ -41,8 +41,9 @@ def _pair(sim: float | None, kernel: float | None) -> dict:
 
 def compare(scenario: str | Path | dict, *, overrides=(), seed: int | None = None,
             attempts: int = 2) -> dict:
-    """Run the scenario on the simulator and on the testbed; per-flow throughput
-    and srtt, Jain index and utilization side by side."""
+    """Run the scenario on the testbed, then on the simulator with the kernel's
+    start times; per-flow throughput and srtt, Jain index and utilization side
+    by side."""
     from ..run import run
 
     reasons: list[str] = []
