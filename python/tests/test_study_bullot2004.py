@@ -245,6 +245,9 @@ def test_txqueuelen_claims_hold_and_fail_on_hand_made_tables():
     claims = b.txq_claims(_txq(opposite, {s: (0.3, 0.2, 0.1) for s in b.ADVANCED}))
     assert [ours for _, _, ours in claims] == [0.0, 1.25, 0.0]
     assert [ours for _, _, ours in b.txq_claims(_txq(opposite, steady).iloc[:0])] == [None] * 3
+    # no effect at all (the full profile's runs): no stack is faster at 100
+    flat = {s: (400, 400, 400) for s in b.ADVANCED}
+    assert [ours for _, _, ours in b.txq_claims(_txq(flat, steady))] == [0.0, 1.0, 1.0]
 
 
 def test_txqueuelen_rows_are_judged_in_the_agreement_table():
