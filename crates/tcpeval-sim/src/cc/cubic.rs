@@ -61,7 +61,8 @@ const V2_1_MAX_INCREMENT: u64 = 16;
 /// the era (beta 819 and no HyStart for 2.1) come from the stack too.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CubicVersion {
-    /// 2.3 as in Linux 4.x-6.x, described above.
+    /// 2.3 as in Linux 5.7-6.x, described above (4.x had the same code but
+    /// for HyStart's `hystart_ack_delay`, which came in 5.7).
     #[default]
     Current,
     /// 2.1 (Linux 2.6.19-2.6.24; net/ipv4/tcp_cubic.c read at 2.6.22): cnt = 50
