@@ -121,7 +121,11 @@ def run(scenario: str | Path | dict | Scenario, *, overrides=(), seed: int | Non
         overrides = [*overrides, f"run.backend={json.dumps(backend)}"]
     sc = load_scenario(scenario, overrides)
     base_dir = Path(scenario).parent if isinstance(scenario, str | Path) else None
-    resolved = resolve(sc, seed=seed, base_dir=base_dir)
+    return run_resolved(resolve(sc, seed=seed, base_dir=base_dir))
+
+
+def run_resolved(resolved: dict) -> Result:
+    """Run an already resolved scenario on its backend and return its Result."""
     raw, wall = run_backend(resolved)
     return build_result(resolved, raw, wall)
 

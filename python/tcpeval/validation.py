@@ -121,7 +121,7 @@ def loss_cycle_window(p: float, w0: float, grow, cut, periodic: bool = False,
 
 
 def bic_window(p: float, rtt_s: float, beta: float = 819 / 1024, smax: float = 16.0,
-               ack_ratio: float = 2.0, smooth: float = 20.0, periodic: bool = False) -> float:
+               ack_ratio: float = 2.0, smooth: float = 20.0) -> float:
     """BIC's loss cycle (Xu, Harfoush & Rhee 2004, section 3, with Linux
     tcp_bic.c's rules), per RTT: after a loss at W the window restarts at beta W
     and climbs by binary search towards W_max (a quarter of the distance per
@@ -131,8 +131,9 @@ def bic_window(p: float, rtt_s: float, beta: float = 819 / 1024, smax: float = 1
     counting packets, so each RTT's step is multiplied by the ACK ratio (2 with
     delayed ACKs, the default). Under random loss BIC's window is higher than
     under periodic loss by up to 45% (2.4's halved steps at p = 3e-4: 134.6
-    against 93.1 packets): its growth depends on how far below W_max a loss
-    leaves it, and random gaps spread W_max."""
+    packets against the 93.1 of the periodic cycle this module used before):
+    its growth depends on how far below W_max a loss leaves it, and random gaps
+    spread W_max."""
     state = {"w_max": 2.0 / math.sqrt(p)}
 
     def grow(w: float) -> float:
@@ -142,7 +143,7 @@ def bic_window(p: float, rtt_s: float, beta: float = 819 / 1024, smax: float = 1
         state["w_max"] = (1 + beta) / 2 * w if w < state["w_max"] else w
         return beta * w
 
-    return loss_cycle_window(p, beta * state["w_max"], grow, cut, periodic)
+    return loss_cycle_window(p, beta * state["w_max"], grow, cut)
 
 
 def _bic_increment(w: float, w_max: float, smax: float, smooth: float = 20.0) -> float:

@@ -52,8 +52,8 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// Print the hash of each corpus run's serialised results, then of them all.
 fn hash_corpus() {
     let mut corpus: Vec<(String, _)> = benchmark_set().into_iter().map(|(n, _, c)| (n.to_string(), c)).collect();
-    let offered = tcpeval_sim::stack::DEFAULT_STACK.algorithms();
-    for cc in tcpeval_sim::cc::names().into_iter().filter(|n| tcpeval_sim::cc::algorithm(n).is_some_and(|a| offered.contains(&a.names[0]))) {
+    let stack = tcpeval_sim::stack::DEFAULT_STACK;
+    for cc in tcpeval_sim::cc::names().into_iter().filter(|n| stack.offers(n).is_ok()) {
         // Lossy and with a small buffer, so recovery and timeouts run too.
         corpus.push((cc.to_string(), with_cc(dumbbell(100e6, 20, 0.3, 1e-4, 2, 5.0), cc)));
     }

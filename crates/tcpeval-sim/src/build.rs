@@ -3,7 +3,7 @@
 use crate::cc::{Cc, CongestionOps};
 use crate::config::{endpoints, FlowConfig, FqCodelConfig, HopConfig, PieConfig, RedConfig, ValidConfig};
 use crate::rng::Rng;
-use crate::stack::{Profile, Stack};
+use crate::stack::Stack;
 use crate::net::topology::{chain, HopSpec, HostSpec, NodeKind, Topology};
 use crate::net::codel::{self, CodelParams, CodelVars};
 use crate::net::fq_codel::{self, FqCodel, FqCodelParams};
@@ -167,8 +167,7 @@ pub fn endpoint_pair(f: &FlowConfig, mut cc: Cc, i: usize, bytes: Option<u64>, (
         },
         cc,
     );
-    let stack = Stack::from_name(&f.stack).expect("validated");
-    let mut profile = Profile { ns2_agent: stack.ns2_agent(&f.cc), ..stack.profile() };
+    let mut profile = Stack::from_name(&f.stack).expect("validated").profile_for(&f.cc);
     profile.reduction = profile.reduction.with_send_jitter(f.send_jitter_ns);
     if let Some(rule) = &f.loss_detection {
         profile.loss_detection = LossDetection::from_name(rule).expect("validated");

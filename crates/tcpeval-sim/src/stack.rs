@@ -309,11 +309,17 @@ impl Stack {
             cc::compound::check_module_params(params)?;
         }
         self.era_variant(&mut algorithm);
-        Ok((algorithm, Profile { ns2_agent: self.ns2_agent(cc_name), ..self.profile() }))
+        Ok((algorithm, self.profile_for(cc_name)))
+    }
+
+    /// The switches for one algorithm: the stack's, with ns-2's own agent
+    /// where the stack runs that algorithm as one.
+    pub fn profile_for(self, cc_name: &str) -> Profile {
+        Profile { ns2_agent: self.ns2_agent(cc_name), ..self.profile() }
     }
 
     /// ns-2's own Vegas and Tahoe are senders of their own (tcp::ns2_agent).
-    pub fn ns2_agent(self, cc_name: &str) -> Option<Ns2AgentKind> {
+    fn ns2_agent(self, cc_name: &str) -> Option<Ns2AgentKind> {
         match (self, cc::algorithm(cc_name).map(|a| a.names[0])) {
             (Stack::Ns2, Some("vegas")) => Some(Ns2AgentKind::Vegas),
             (Stack::Ns2, Some("tahoe")) => Some(Ns2AgentKind::Tahoe),

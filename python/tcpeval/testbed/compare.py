@@ -44,7 +44,7 @@ def compare(scenario: str | Path | dict, *, overrides=(), seed: int | None = Non
     """Run the scenario on the testbed, then on the simulator with the kernel's
     start times; per-flow throughput and srtt, Jain index and utilization side
     by side."""
-    from ..run import run
+    from ..run import run, run_resolved
 
     reasons: list[str] = []
     invalid: list[list[str]] = []  # each spoiled run's reasons, for the record
@@ -58,7 +58,7 @@ def compare(scenario: str | Path | dict, *, overrides=(), seed: int | None = Non
     else:
         raise InvalidRun(reasons)
     resolved = at_kernel_starts(kernel_run.scenario, kernel_run.raw["flows"])
-    sim = _simulate(resolved)
+    sim = run_resolved(resolved).summary
     flows = []
     for fs, fk in zip(sim["flows"], kernel["flows"], strict=True):
         flows.append({"flow": fs["label"], "cc": fs["cc"], "rtt_ms": fs["rtt_ms"],
@@ -92,10 +92,3 @@ def at_kernel_starts(resolved: dict, kernel_flows: list[dict]) -> dict:
         if connected.get(i) is not None:
             flow["start_ns"] = max(flow["start_ns"], connected[i])
     return out
-
-
-def _simulate(resolved: dict) -> dict:
-    from ..run import build_result, run_backend
-
-    raw, wall = run_backend(resolved)
-    return build_result(resolved, raw, wall).summary
