@@ -19,8 +19,9 @@ with the response function W(p) in packets:
   with alpha = 3(1-beta)/(1+beta).
 - BIC (Xu, Harfoush, Rhee 2004): no closed form; `bic_window` iterates its
   loss cycle numerically under the runs' random loss (`loss_cycle_window`).
-- H-TCP (Leith & Shorten 2004): no closed form; `htcp_cycle_window` iterates its
-  deterministic loss cycle numerically with Linux's alpha(Delta) and beta.
+- H-TCP (Leith & Shorten 2004): no closed form; `htcp_window` iterates its loss
+  cycle numerically under the runs' random loss with Linux's alpha(Delta), beta
+  and bandwidth switch.
 
 Stacks (issue 28, docs/stacks.md): in the stacks that count growth per ACK
 (Linux before 4.0, ns-2), delayed ACKs (b = 2 packets per ACK) halve an
@@ -160,30 +161,60 @@ def _bic_increment(w: float, w_max: float, smax: float, smooth: float = 20.0) ->
 
 
 def htcp_alpha(delta_s: float, beta: float, rtt_s: float, rtt_scaling: bool = True) -> float:
-    """Linux tcp_htcp.c htcp_alpha_update: alpha = 2 (1 - beta) f(Delta), with
-    f = 1 + 10 d + (d/2)^2 for d = Delta - 1 s > 0, scaled by minRTT/100 ms
-    clamped to [0.1, 2] when use_rtt_scaling is on."""
+    """Linux tcp_htcp.c htcp_alpha_update: alpha = 2 (1 - beta) f(Delta) in
+    its integer arithmetic (jiffies of 1 ms): f = 1 + floor(10 d + d^2 / 4) for
+    d = Delta - 1 s > 0 (the paper's real-valued f(2 s) is 11.25, Linux's 11),
+    then, with use_rtt_scaling, f = floor(8 f / scale), at least 1, with scale =
+    floor(800 / minRTT in ms) clamped to [4, 80] (f times minRTT / 100 ms
+    within [0.1, 2])."""
     d = max(delta_s - 1.0, 0.0)
-    f = 1.0 + 10.0 * d + (d / 2.0) ** 2 if d > 0 else 1.0
+    f = 1 + math.floor(10.0 * d + d * d / 4.0) if d > 0 else 1
     if rtt_scaling:
-        f *= min(max(rtt_s / 0.1, 0.1), 2.0)
+        scale = min(max(math.floor(800 / (rtt_s * 1e3)), 4), 80)
+        f = max(f * 8 // scale, 1)
     return max(2.0 * f * (1.0 - beta), 1.0 / 128)
 
 
-def htcp_cycle_window(p: float, rtt_s: float, beta: float = 102 / 128) -> float:
-    """H-TCP's deterministic loss cycle: restart at beta*W, grow alpha(Delta) per
-    RTT with Delta the time since the loss, lose after 1/p packets. With a
-    constant RTT (no queue) adaptive beta = RTTmin/RTTmax = 1 is clamped to
-    102/128 (Linux BETA_MAX)."""
-    w = 1.0 / math.sqrt(p)
-    for _ in range(100):
-        cur, sent, rounds = beta * w, 0.0, 0
-        while sent < 1.0 / p:
-            sent += cur
-            rounds += 1
-            cur += htcp_alpha(rounds * rtt_s, beta, rtt_s)
-        w = cur
-    return sent / rounds
+HTCP_BETA_MIN, HTCP_BETA_MAX = 64 / 128, 102 / 128
+
+
+def htcp_window(p: float, rtt_s: float, bandwidth_switch: bool = True) -> float:
+    """H-TCP's loss cycle under the runs' random loss (`loss_cycle_window`),
+    with Linux tcp_htcp.c's rules per RTT: alpha(Delta) from the time since the
+    last reduction (`htcp_alpha`); once per RTT the achieved throughput (the
+    window) goes into Bi, reset for the first three RTTs after a reduction and
+    smoothed 3/4 after, with maxB its maximum (measure_achieved_throughput); at
+    a loss the bandwidth switch sets beta = 0.5 when maxB moved by more than
+    20% from the previous cycle's, and the next reduction stays at 0.5
+    (modeswitch); otherwise beta = minRTT / maxRTT clamped to [0.5, 0.8],
+    which is 0.8 on these runs' constant RTT (htcp_beta_update). Random gaps
+    raise the mean window by 15-25% over a periodic cycle (alpha grows with
+    Delta); the bandwidth switch (`use_bandwidth_switch`, on by default) takes
+    12-14% back."""
+    st = {"rounds": 0, "bi": 0.0, "max_b": 0.0, "old_max_b": 0.0,
+          "beta": HTCP_BETA_MIN, "modeswitch": False}
+
+    def grow(w: float) -> float:
+        st["rounds"] += 1
+        if st["rounds"] <= 3:
+            st["bi"] = st["max_b"] = w
+        else:
+            st["bi"] = (3 * st["bi"] + w) / 4
+            st["max_b"] = max(st["max_b"], st["bi"])
+        return htcp_alpha(st["rounds"] * rtt_s, st["beta"], rtt_s)
+
+    def cut(w: float) -> float:
+        max_b, old = st["max_b"], st["old_max_b"]
+        st["old_max_b"], st["rounds"] = max_b, 0
+        if bandwidth_switch and not 4 * old <= 5 * max_b <= 6 * old:
+            st["beta"], st["modeswitch"] = HTCP_BETA_MIN, False
+        elif st["modeswitch"]:
+            st["beta"] = HTCP_BETA_MAX
+        else:
+            st["beta"], st["modeswitch"] = HTCP_BETA_MIN, True
+        return st["beta"] * w
+
+    return loss_cycle_window(p, HTCP_BETA_MAX / math.sqrt(p), grow, cut)
 
 
 DEFAULT_STACK = "linux-6.6"
@@ -210,7 +241,7 @@ RESPONSE = {
     "highspeed": (highspeed_window, "RFC 3649: 0.12/p^0.835"),
     "cubic": (cubic_window, "RFC 9438: max(1.054 (RTT/p)^0.75, sqrt(3/(2p)))"),
     "bic": (bic_window, "BIC cycle under random loss (numeric)"),
-    "htcp": (htcp_cycle_window, "H-TCP loss cycle (numeric)"),
+    "htcp": (htcp_window, "H-TCP cycle under random loss (numeric)"),
 }
 
 # Stacks whose growth counts ACKs (stack.rs Profile::growth: PerAck, or
@@ -254,7 +285,7 @@ STACK_RESPONSE = {
     ("bic", "linux-2.4"): (lambda p, rtt_s: bic_window(p, rtt_s, smax=32.0, ack_ratio=0.5,
                                                        smooth=11.0),
                            "BIC cycle of 2.6.11's built-in BIC: steps halved, max 32"),
-    **{("htcp", s): (htcp_cycle_window, "H-TCP loss cycle (as today's)")
+    **{("htcp", s): (htcp_window, "H-TCP cycle under random loss (as today's)")
        for s in PER_ACK_STACKS if s != "ns2"},
 }
 
