@@ -13,12 +13,19 @@
 //! Loss does not cut the window multiplicatively: the first recovery round
 //! conserves packets, and the pre-recovery cwnd is restored after it.
 //!
+//! ACK aggregation ("tcp_bbr: adapt cwnd based on ack aggregation
+//! estimation", 2019; in Linux 6.6): once the pipe is full, the cwnd target
+//! also holds the most data the ACK stream delivered beyond bw over the last
+//! 5-10 rounds (cc::ack_aggregation), at most bw x 100 ms.
+//!
 //! Not modelled (documented in docs/algorithms/bbr.md): long-term bandwidth
-//! (policer) detection and the ACK-aggregation cwnd allowance.
+//! (policer) detection, and the idle restart of `bbr_cwnd_event` except its
+//! reset of the ACK epoch.
 
+use super::ack_aggregation::{AckAggregation, EXTRA_ACKED_GAIN, EXTRA_ACKED_WIN_RTTS};
 use super::minmax::WindowedMax;
 use super::params::AlgorithmConfig;
-use super::{CaState, CcState, CongestionOps, RateSample};
+use super::{CaEvent, CaState, CcState, CongestionOps, RateSample};
 use crate::consts::{HEADER_BYTES, INITIAL_CWND as INIT_CWND};
 use crate::rng::Rng;
 use crate::time::{Time, MS, SEC};
@@ -65,6 +72,13 @@ pub struct BbrConfig {
     /// this long, seconds (`bbr_min_rtt_win_sec` = 10).
     #[schemars(range(min = 0.1, max = 3600))]
     pub probe_rtt_interval_s: f64,
+    /// Share of the ACK-aggregation estimate (`extra_acked`, at most bw x
+    /// 100 ms) added to the cwnd target once the pipe is full
+    /// (`bbr_extra_acked_gain` = BBR_UNIT, 1, in Linux 6.6); 0 turns it
+    /// off, as BBR was before 2019's "adapt cwnd based on ack aggregation
+    /// estimation".
+    #[schemars(range(min = 0, max = 4))]
+    pub extra_acked_gain: f64,
     /// Mixed into the flow's own random stream (from the run's seed and the
     /// flow), which draws the gain cycle's start phases as Linux's
     /// `get_random_u32_below` does per socket; reproducible for a run seed.
@@ -73,7 +87,13 @@ pub struct BbrConfig {
 
 impl Default for BbrConfig {
     fn default() -> Self {
-        BbrConfig { high_gain: HIGH_GAIN, cwnd_gain: CWND_GAIN, probe_rtt_interval_s: MIN_RTT_WINDOW as f64 / SEC as f64, seed: 0 }
+        BbrConfig {
+            high_gain: HIGH_GAIN,
+            cwnd_gain: CWND_GAIN,
+            probe_rtt_interval_s: MIN_RTT_WINDOW as f64 / SEC as f64,
+            extra_acked_gain: EXTRA_ACKED_GAIN,
+            seed: 0,
+        }
     }
 }
 
@@ -92,6 +112,7 @@ pub struct Bbr {
     high_gain: f64,
     cwnd_gain_cfg: f64,
     min_rtt_window: Time,
+    extra_acked_gain: f64,
     /// The `seed` parameter, mixed into the flow's random stream.
     seed: u32,
     rng: Rng,
@@ -115,6 +136,8 @@ pub struct Bbr {
     cycle_stamp: Time,
     pacing_gain: f64,
     cwnd_gain: f64,
+    /// ACK aggregation (cc::ack_aggregation).
+    aggregation: AckAggregation,
     /// Number of PROBE_RTT episodes (for tests and traces).
     pub probe_rtts: u64,
 }
@@ -125,6 +148,7 @@ impl Bbr {
             high_gain: cfg.high_gain,
             cwnd_gain_cfg: cfg.cwnd_gain,
             min_rtt_window: (cfg.probe_rtt_interval_s * SEC as f64) as Time,
+            extra_acked_gain: cfg.extra_acked_gain,
             seed: cfg.seed,
             rng: Rng::new(cfg.seed as u64, 0xBB),
             mode: Mode::Startup,
@@ -146,6 +170,7 @@ impl Bbr {
             cycle_stamp: 0,
             pacing_gain: HIGH_GAIN,
             cwnd_gain: HIGH_GAIN,
+            aggregation: AckAggregation::default(),
             probe_rtts: 0,
         }
     }
@@ -195,6 +220,22 @@ impl Bbr {
         if !rs.is_app_limited || bw >= self.max_bw() {
             self.bw.update(BW_WINDOW_ROUNDS, self.rtt_cnt, bw);
         }
+    }
+
+    /// Linux `bbr_update_ack_aggregation` (cc::ack_aggregation).
+    fn update_ack_aggregation(&mut self, s: &CcState, rs: &RateSample) {
+        if self.extra_acked_gain == 0.0 {
+            return;
+        }
+        self.aggregation.on_ack(s, rs, self.max_bw(), self.round_start, EXTRA_ACKED_WIN_RTTS);
+    }
+
+    /// Linux `bbr_ack_aggregation_cwnd`: nothing before the pipe is full.
+    fn ack_aggregation_cwnd(&self, bw: f64) -> u32 {
+        if !self.full_bw_reached {
+            return 0;
+        }
+        self.aggregation.cwnd(bw, self.extra_acked_gain)
     }
 
     fn advance_cycle_phase(&mut self, s: &CcState) {
@@ -354,7 +395,7 @@ impl Bbr {
             s.cwnd = if done {
                 cwnd
             } else {
-                let target = self.budget(self.bdp(bw, self.cwnd_gain));
+                let target = self.budget(self.bdp(bw, self.cwnd_gain) + self.ack_aggregation_cwnd(bw));
                 let grown = if self.full_bw_reached {
                     (cwnd + acked).min(target)
                 } else if cwnd < target || s.delivered < INIT_CWND as u64 {
@@ -384,6 +425,7 @@ impl CongestionOps for Bbr {
     fn init(&mut self, s: &mut CcState) {
         self.min_rtt_stamp = s.now;
         self.next_rtt_delivered = s.delivered;
+        self.aggregation = AckAggregation::new(s.now);
         self.set_pacing_rate(s, 0.0);
     }
 
@@ -394,6 +436,15 @@ impl CongestionOps for Bbr {
     }
 
     fn cong_avoid(&mut self, _s: &mut CcState, _acked: u32) {}
+
+    /// Linux `bbr_cwnd_event`, CA_EVENT_TX_START from an app-limited flow:
+    /// the ACK epoch restarts, so the idle time does not count as ACKs that
+    /// fell behind (the sender raises it only with nothing in flight).
+    fn cwnd_event(&mut self, s: &mut CcState, event: CaEvent) {
+        if event == CaEvent::TxStart {
+            self.aggregation.start_epoch(s.now);
+        }
+    }
 
     fn set_state(&mut self, _s: &mut CcState, state: CaState) {
         if state == CaState::Loss {
@@ -419,6 +470,7 @@ impl CongestionOps for Bbr {
 
     fn cong_control(&mut self, s: &mut CcState, rs: &RateSample) -> bool {
         self.update_bw(s, rs);
+        self.update_ack_aggregation(s, rs);
         self.update_cycle_phase(s, rs);
         self.check_full_bw(rs);
         self.check_drain(s);
@@ -535,6 +587,28 @@ mod tests {
         }
         assert_eq!(h.cc.probe_rtts, 1);
         assert_eq!(h.s.cwnd, CWND_MIN_TARGET);
+    }
+
+    /// The ACK-aggregation allowance: none before the pipe is full; then an even ACK
+    /// stream of 10 packets every 10 ms at 1000 packets/s adds its 10 (each
+    /// ACK restarts the epoch with extra_acked = 10). With
+    /// `extra_acked_gain = 0` (BBR before 2019) the window is 10 smaller.
+    #[test]
+    fn ack_aggregation_allowance_once_the_pipe_is_full() {
+        let mut h = harness();
+        let cfg = BbrConfig { extra_acked_gain: 0.0, ..BbrConfig::default() };
+        let mut off = Harness::new(Bbr::new(&cfg), 10);
+        round(&mut h, 1000.0, 100 * MS);
+        assert_eq!(h.cc.ack_aggregation_cwnd(h.cc.max_bw()), 0, "still in STARTUP");
+        round(&mut off, 1000.0, 100 * MS);
+        for _ in 0..20 {
+            round(&mut h, 1000.0, 100 * MS);
+            round(&mut off, 1000.0, 100 * MS);
+        }
+        assert!(h.cc.full_bw_reached && h.cc.cycle_idx == off.cc.cycle_idx);
+        assert_eq!(h.cc.ack_aggregation_cwnd(h.cc.max_bw()), 10);
+        assert_eq!(off.cc.ack_aggregation_cwnd(off.cc.max_bw()), 0);
+        assert_eq!(h.s.cwnd, off.s.cwnd + 10, "{} vs {}", h.s.cwnd, off.s.cwnd);
     }
 
     #[test]

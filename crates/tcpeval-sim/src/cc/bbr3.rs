@@ -28,6 +28,7 @@
 //! on the ACK's rate sample); the sender's pacing leaves no departure-time
 //! backlog, so `bbr_packets_in_net_at_edt` is the packets in flight.
 
+use super::ack_aggregation::{AckAggregation, EXTRA_ACKED_GAIN, EXTRA_ACKED_WIN_RTTS};
 use super::params::{self, AlgorithmConfig};
 use super::{CaEvent, CaState, CcError, CcState, CongestionOps, RateSample, INFINITE_SSTHRESH};
 use crate::consts::HEADER_BYTES;
@@ -101,16 +102,6 @@ const BW_PROBE_RAND_US: u64 = 1_000_000;
 const TSO_SEGS: u32 = 2;
 /// An unset inflight bound (Linux ~0U).
 const UNSET: u32 = u32::MAX;
-/// `bbr_extra_acked_gain = BBR_UNIT`: the whole estimate is added to cwnd.
-pub const EXTRA_ACKED_GAIN: f64 = 1.0;
-/// `bbr_extra_acked_win_rtts = 5`: each of the two filter slots covers 5
-/// rounds (1 before the pipe is full, `bbr_update_ack_aggregation`).
-const EXTRA_ACKED_WIN_RTTS: u32 = 5;
-/// `bbr_extra_acked_max_us = 100 ms`: the allowance is at most bw x 100 ms.
-const EXTRA_ACKED_MAX: Time = 100 * MS;
-/// `bbr_ack_epoch_acked_reset_thresh = 1 << 20`: an epoch this long restarts
-/// (Linux keeps `ack_epoch_acked` in 20 bits).
-const ACK_EPOCH_ACKED_RESET: u32 = 1 << 20;
 
 /// BBRv3's parameters (`params`), defaults from tcp_bbr.c (google/bbr v3).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -258,13 +249,8 @@ pub struct Bbr3 {
     probe_rtt_min_stamp: Time,
     probe_rtt_done_stamp: Option<Time>,
     probe_rtt_round_done: bool,
-    // ACK aggregation: the epoch's start and packets acked since, and the
-    // max extra_acked of the current and the previous window of rounds.
-    ack_epoch_stamp: Time,
-    ack_epoch_acked: u32,
-    extra_acked: [u32; 2],
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    /// ACK aggregation (cc::ack_aggregation).
+    aggregation: AckAggregation,
     // Window bookkeeping.
     init_cwnd: u32,
     prior_cwnd: u32,
@@ -325,11 +311,7 @@ impl Bbr3 {
             probe_rtt_min_stamp: 0,
             probe_rtt_done_stamp: None,
             probe_rtt_round_done: false,
-            ack_epoch_stamp: 0,
-            ack_epoch_acked: 0,
-            extra_acked: [0; 2],
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            aggregation: AckAggregation::default(),
             init_cwnd: 0,
             prior_cwnd: 0,
             prev_ca_state: CaState::Open,
@@ -930,48 +912,19 @@ impl Bbr3 {
         }
     }
 
-    /// Linux `bbr_update_ack_aggregation`: the packets acked since the epoch
-    /// began beyond bw x its length, at most cwnd, into a max filter of two
-    /// slots, the current one restarted every 5 rounds (every round in
-    /// STARTUP), so the max covers the last 5-10 rounds (1-2). An epoch
-    /// restarts when the ACKs fall behind bw (no aggregation then).
+    /// Linux `bbr_update_ack_aggregation` (cc::ack_aggregation), one round per
+    /// filter slot before the pipe is full (`extra_acked_in_startup`).
     fn update_ack_aggregation(&mut self, s: &CcState, rs: &RateSample) {
-        if self.cfg.extra_acked_gain == 0.0 || rs.acked_sacked == 0 || rs.interval == 0 {
+        if self.cfg.extra_acked_gain == 0.0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
-            let window = if self.full_bw_reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
-            if self.extra_acked_win_rtts >= window {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch = s.now.saturating_sub(self.ack_epoch_stamp);
-        let mut expected = (self.bw() * epoch as f64 / SEC as f64) as u32;
-        let acked = self.ack_epoch_acked;
-        if acked <= expected || acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET {
-            self.start_ack_epoch(s.now);
-            expected = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(ACK_EPOCH_ACKED_RESET - 1);
-        let extra = (self.ack_epoch_acked - expected).min(s.cwnd);
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
-        *slot = (*slot).max(extra);
+        let window = if self.full_bw_reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
+        self.aggregation.on_ack(s, rs, self.bw(), self.round_start, window);
     }
 
-    fn start_ack_epoch(&mut self, now: Time) {
-        self.ack_epoch_stamp = now;
-        self.ack_epoch_acked = 0;
-    }
-
-    /// Linux `bbr_ack_aggregation_cwnd`: gain x the filter's max, at most bw x
-    /// 100 ms (both floored to packets as Linux's integer arithmetic).
+    /// Linux `bbr_ack_aggregation_cwnd` (v3 in every state).
     fn ack_aggregation_cwnd(&self) -> u32 {
-        let extra = self.extra_acked[0].max(self.extra_acked[1]);
-        let cap = (self.bw() * EXTRA_ACKED_MAX as f64 / SEC as f64) as u32;
-        ((self.cfg.extra_acked_gain * extra as f64) as u32).min(cap)
+        self.aggregation.cwnd(self.bw(), self.cfg.extra_acked_gain)
     }
 
     /// Linux `bbr_set_cwnd` (v3: no packet conservation in recovery): grow by
@@ -1032,8 +985,7 @@ impl CongestionOps for Bbr3 {
         // Start sampling loss and ECN after the first full flight is acked.
         self.loss_round_delivered = s.delivered + 1;
         self.last_delivered_ce = s.delivered_ce;
-        self.start_ack_epoch(s.now);
-        (self.extra_acked, self.extra_acked_win_rtts, self.extra_acked_win_idx) = ([0; 2], 0, 0);
+        self.aggregation = AckAggregation::new(s.now);
         self.init_pacing_rate(s);
     }
 
@@ -1052,7 +1004,7 @@ impl CongestionOps for Bbr3 {
     /// application left the flow idle (then marked app-limited).
     fn cwnd_event(&mut self, s: &mut CcState, event: CaEvent) {
         if event == CaEvent::TxStart {
-            self.start_ack_epoch(s.now);
+            self.aggregation.start_epoch(s.now);
         }
     }
 
@@ -1584,11 +1536,11 @@ mod tests {
         assert_eq!((h.cc.phase, h.cc.ack_aggregation_cwnd(), h.s.cwnd), (Phase::Cruise, 10, 210));
         // Extra 10, 19, 28, 37, 46: cwnd min(cwnd + 10, 200 + extra) each ACK.
         burst(&mut h, 5);
-        assert_eq!(h.cc.extra_acked.iter().max(), Some(&46));
+        assert_eq!(h.cc.aggregation.extra_acked.iter().max(), Some(&46));
         assert_eq!((h.cc.ack_aggregation_cwnd(), h.s.cwnd), (46, 246));
         // 50 ms of silence: 54 expected, 50 acked, a new epoch (extra 10).
         ack_after(&mut h, 50 * MS, PER_ACK);
-        let counted = h.cc.extra_acked_win_rtts;
+        let counted = h.cc.aggregation.win_rtts;
         // The 46 leaves when the window restarts twice: the current slot's
         // counter reaches 5 after 5 - counted round starts, the other's 5 later.
         let mut rounds = 0;
@@ -1614,7 +1566,7 @@ mod tests {
         // Extra 9k + 1 for k = 1..15: cwnd follows 201 + 9k to 300 at k = 11
         // (extra 100), where bw x 100 ms = 100 caps it; the filter keeps 136.
         burst(&mut h, 15);
-        assert_eq!(h.cc.extra_acked.iter().max(), Some(&136));
+        assert_eq!(h.cc.aggregation.extra_acked.iter().max(), Some(&136));
         assert_eq!((h.cc.ack_aggregation_cwnd(), h.s.cwnd), (100, 300));
         // In STARTUP at cwnd 20 an ACK of 30 packets 1 ms after one of 10
         // finds 40 acked where 1 was expected: extra 39, held to cwnd 20.
@@ -1622,7 +1574,7 @@ mod tests {
         ack(&mut h, BDP);
         assert_eq!(h.s.cwnd, 20);
         ack_after(&mut h, MS, 30);
-        assert_eq!(h.cc.extra_acked.iter().max(), Some(&20));
+        assert_eq!(h.cc.aggregation.extra_acked.iter().max(), Some(&20));
         // After 50 ms more (51 expected, 40 acked: a new epoch) even ACKs add
         // 10 each; before the pipe is full each round start restarts a slot,
         // so the 20 is gone at the second (delivered 110 and 210).

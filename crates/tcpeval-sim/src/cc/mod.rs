@@ -16,6 +16,7 @@ use params::NoParams;
 use schemars::schema::RootSchema;
 use serde_json::{Map, Value};
 
+pub mod ack_aggregation;
 pub mod bbr;
 pub mod bbr3;
 pub mod bic;
