@@ -10,6 +10,9 @@
 //!   RTT, starting at a random phase other than 3/4; cwnd gain 2;
 //! - PROBE_RTT: when the min RTT is 10 s old, cwnd 4 for max(200 ms, one round).
 //!
+//! Every inflight target carries Linux's quantization budget, 3 x the
+//! segments of one pacing burst (`bbr_tso_segs_goal`, from the pacing rate).
+//!
 //! Loss does not cut the window multiplicatively: the first recovery round
 //! conserves packets, and the pre-recovery cwnd is restored after it.
 //!
@@ -53,9 +56,14 @@ const FULL_BW_CNT: u32 = 3;
 const PACING_MARGIN: f64 = 0.99;
 /// Linux bbr_cycle_rand: the random start phase is one of the last 7.
 const CYCLE_RAND: u64 = 7;
-/// Segments per "TSO" burst for the quantization budget (no TSO here: Linux's
-/// minimum of 2 at rates above 1.2 Mbit/s).
-const TSO_SEGS: u32 = 2;
+/// `bbr_tso_segs_goal`'s inputs (net/ipv4/tcp_bbr.c at 6.6): the pacing
+/// rate's bytes per 2^10 s (`sk_pacing_shift` 10), at most
+/// GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER (65536 - 1 - 320 on x86-64), at
+/// least `bbr_min_tso_segs` (1 below 1.2 Mbit/s, else 2), at most 0x7F.
+const PACING_SHIFT: u32 = 10;
+const TSO_MAX_BYTES: f64 = (65536 - 1 - 320) as f64;
+const MIN_TSO_RATE_BYTES: f64 = 1_200_000.0 / 8.0;
+const TSO_SEGS_MAX: u32 = 0x7f;
 
 /// BBR's parameters (`params`), defaults from Linux net/ipv4/tcp_bbr.c.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -192,17 +200,28 @@ impl Bbr {
         (bw * self.min_rtt as f64 / 1e9 * gain).ceil() as u32
     }
 
+    /// Linux `bbr_tso_segs_goal`: the segments of one pacing burst, from the
+    /// pacing rate whatever the device's offloads (Linux's rate counts the
+    /// payload, `bbr_rate_bytes_per_sec`; the engine's the wire bytes). At
+    /// 100 Mbit/s it is 8, not the floor of 2.
+    fn tso_segs_goal(s: &CcState) -> u32 {
+        let payload_rate = s.pacing_rate * s.mss as f64 / (s.mss + HEADER_BYTES) as f64;
+        let bytes = (payload_rate / f64::from(1u32 << PACING_SHIFT)).min(TSO_MAX_BYTES);
+        let floor = if payload_rate < MIN_TSO_RATE_BYTES { 1 } else { 2 };
+        ((bytes as u32) / s.mss).max(floor).min(TSO_SEGS_MAX)
+    }
+
     /// Linux `bbr_quantization_budget`.
-    fn budget(&self, cwnd: u32) -> u32 {
-        let mut cwnd = (cwnd + 3 * TSO_SEGS + 1) & !1;
+    fn budget(&self, s: &CcState, cwnd: u32) -> u32 {
+        let mut cwnd = (cwnd + 3 * Self::tso_segs_goal(s) + 1) & !1;
         if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
             cwnd += 2;
         }
         cwnd
     }
 
-    fn inflight(&self, bw: f64, gain: f64) -> u32 {
-        self.budget(self.bdp(bw, gain))
+    fn inflight(&self, s: &CcState, bw: f64, gain: f64) -> u32 {
+        self.budget(s, self.bdp(bw, gain))
     }
 
     fn update_bw(&mut self, s: &CcState, rs: &RateSample) {
@@ -254,9 +273,9 @@ impl Bbr {
         let next = if gain == 1.0 {
             full_length
         } else if gain > 1.0 {
-            full_length && (rs.losses > 0 || inflight >= self.inflight(bw, gain))
+            full_length && (rs.losses > 0 || inflight >= self.inflight(s, bw, gain))
         } else {
-            full_length || inflight <= self.inflight(bw, 1.0)
+            full_length || inflight <= self.inflight(s, bw, 1.0)
         };
         if next {
             self.advance_cycle_phase(s);
@@ -287,9 +306,9 @@ impl Bbr {
     fn check_drain(&mut self, s: &mut CcState) {
         if self.mode == Mode::Startup && self.full_bw_reached {
             self.mode = Mode::Drain;
-            s.ssthresh = self.inflight(self.max_bw(), 1.0);
+            s.ssthresh = self.inflight(s, self.max_bw(), 1.0);
         }
-        if self.mode == Mode::Drain && s.in_flight <= self.inflight(self.max_bw(), 1.0) {
+        if self.mode == Mode::Drain && s.in_flight <= self.inflight(s, self.max_bw(), 1.0) {
             self.reset_probe_bw(s);
         }
     }
@@ -395,7 +414,7 @@ impl Bbr {
             s.cwnd = if done {
                 cwnd
             } else {
-                let target = self.budget(self.bdp(bw, self.cwnd_gain) + self.ack_aggregation_cwnd(bw));
+                let target = self.budget(s, self.bdp(bw, self.cwnd_gain) + self.ack_aggregation_cwnd(bw));
                 let grown = if self.full_bw_reached {
                     (cwnd + acked).min(target)
                 } else if cwnd < target || s.delivered < INIT_CWND as u64 {
@@ -518,7 +537,7 @@ mod tests {
             h.advance(rtt / acks as u64);
             // Paced at gain x rate, inflight heads for gain x BDP (plus the
             // quantization allowance), within the window.
-            let paced = (rate * rtt as f64 / 1e9 * h.cc.pacing_gain).ceil() as u32 + 3 * TSO_SEGS + 4;
+            let paced = (rate * rtt as f64 / 1e9 * h.cc.pacing_gain).ceil() as u32 + 3 * Bbr::tso_segs_goal(&h.s) + 4;
             h.s.in_flight = h.s.cwnd.min(paced);
             let rs = RateSample {
                 delivered: bdp,
@@ -609,6 +628,24 @@ mod tests {
         assert_eq!(h.cc.ack_aggregation_cwnd(h.cc.max_bw()), 10);
         assert_eq!(off.cc.ack_aggregation_cwnd(off.cc.max_bw()), 0);
         assert_eq!(h.s.cwnd, off.s.cwnd + 10, "{} vs {}", h.s.cwnd, off.s.cwnd);
+    }
+
+    /// Linux's `bbr_tso_segs_goal` from the pacing rate (payload bytes per
+    /// second): 12 MB/s >> 10 = 11,718 bytes, 8 segments of 1448 (the floor
+    /// of 2 before 2026-11-27 left the simulator's flows 18 packets short of
+    /// the kernel's standing queue at 100 Mbit/s); 100 kB/s is under 1.2
+    /// Mbit/s, floor 1; 1.25 GB/s is capped at 65,215 bytes, 45 segments.
+    #[test]
+    fn tso_segs_goal_follows_the_pacing_rate() {
+        let mut h = harness();
+        let wire = |payload: f64, s: &CcState| payload * (s.mss + HEADER_BYTES) as f64 / s.mss as f64;
+        for (payload, segs) in [(12.0e6, 8), (1.0e5, 1), (1.25e9, 45)] {
+            h.s.pacing_rate = wire(payload, &h.s);
+            assert_eq!(Bbr::tso_segs_goal(&h.s), segs, "{payload}");
+        }
+        // The quantization budget: + 3 x 8 at 12 MB/s, rounded up to even.
+        h.s.pacing_rate = wire(12.0e6, &h.s);
+        assert_eq!(h.cc.budget(&h.s, 165), 190);
     }
 
     #[test]
