@@ -25,9 +25,11 @@ const WIN_RTTS_MAX: u32 = 0x1f;
 
 /// The epoch and the two-slot max filter (Linux `ack_epoch_mstamp`,
 /// `ack_epoch_acked`, `extra_acked[2]`, `extra_acked_win_rtts`,
-/// `extra_acked_win_idx`).
-#[derive(Clone, Debug, Default)]
+/// `extra_acked_win_idx`), with the algorithm's `extra_acked_gain`.
+#[derive(Clone, Debug)]
 pub struct AckAggregation {
+    /// Share of the estimate added to cwnd; 0 turns the estimate off.
+    gain: f64,
     epoch_stamp: Time,
     epoch_acked: u32,
     pub(crate) extra_acked: [u32; 2],
@@ -52,9 +54,14 @@ pub struct AckedSample {
 }
 
 impl AckAggregation {
-    /// A fresh estimate whose first epoch starts now (Linux `bbr_init`).
-    pub fn new(now: Time) -> Self {
-        AckAggregation { epoch_stamp: now, ..Self::default() }
+    /// An empty estimate with the given gain, its first epoch at time 0.
+    pub fn new(gain: f64) -> Self {
+        AckAggregation { gain, epoch_stamp: 0, epoch_acked: 0, extra_acked: [0; 2], win_rtts: 0, win_idx: 0 }
+    }
+
+    /// Start over, the first epoch now (Linux `bbr_init`); the gain stays.
+    pub fn restart(&mut self, now: Time) {
+        *self = AckAggregation { epoch_stamp: now, ..AckAggregation::new(self.gain) };
     }
 
     /// Restart the epoch (`bbr_cwnd_event` on CA_EVENT_TX_START after idle,
@@ -73,7 +80,7 @@ impl AckAggregation {
 
     /// Linux `bbr_update_ack_aggregation`.
     pub fn update(&mut self, a: &AckedSample) {
-        if a.acked_sacked == 0 || a.interval == 0 {
+        if self.gain == 0.0 || a.acked_sacked == 0 || a.interval == 0 {
             return;
         }
         if a.round_start {
@@ -99,7 +106,8 @@ impl AckAggregation {
     /// Linux `bbr_ack_aggregation_cwnd` without its full-pipe test (the
     /// caller's): gain x the filter's max, at most bw x 100 ms, both floored
     /// to packets as Linux's integer arithmetic.
-    pub fn cwnd(&self, bw: f64, gain: f64) -> u32 {
+    pub fn cwnd(&self, bw: f64) -> u32 {
+        let gain = self.gain;
         let extra = self.extra_acked[0].max(self.extra_acked[1]);
         let cap = (bw * EXTRA_ACKED_MAX as f64 / SEC as f64) as u32;
         ((gain * extra as f64) as u32).min(cap)
@@ -120,27 +128,27 @@ mod tests {
     /// expected by then) leave 24 - 2 = 22 extra; the cap is bw x 100 ms.
     #[test]
     fn extra_acked_is_what_the_acks_deliver_beyond_bw() {
-        let mut a = AckAggregation::new(0);
+        let mut a = AckAggregation::new(1.0);
         for i in 1..=10 {
             a.update(&ack(i * 200_000, 2, false));
         }
-        assert_eq!(a.cwnd(10_000.0, 1.0), 2);
+        assert_eq!(a.cwnd(10_000.0), 2);
         let t = 10 * 200_000;
         a.update(&ack(t + 100_000, 2, false));
         a.update(&ack(t + 200_000, 20, false));
         assert_eq!(a.extra_acked, [22, 0]);
-        assert_eq!((a.cwnd(10_000.0, 1.0), a.cwnd(50.0, 1.0)), (22, 5));
+        assert_eq!((a.cwnd(10_000.0), a.cwnd(50.0)), (22, 5));
     }
 
     /// The filter forgets a burst after two windows of rounds.
     #[test]
     fn a_burst_is_forgotten_after_two_windows() {
-        let mut a = AckAggregation::new(0);
+        let mut a = AckAggregation::new(1.0);
         a.update(&ack(MS, 30, false));
-        assert_eq!(a.cwnd(10_000.0, 1.0), 30);
+        assert_eq!(a.cwnd(10_000.0), 30);
         let mut t = MS;
         let mut rounds = 0;
-        while a.cwnd(10_000.0, 1.0) == 30 {
+        while a.cwnd(10_000.0) == 30 {
             t += 10 * MS;
             a.update(&ack(t, 2, true));
             rounds += 1;

@@ -120,7 +120,6 @@ pub struct Bbr {
     high_gain: f64,
     cwnd_gain_cfg: f64,
     min_rtt_window: Time,
-    extra_acked_gain: f64,
     /// The `seed` parameter, mixed into the flow's random stream.
     seed: u32,
     rng: Rng,
@@ -156,7 +155,6 @@ impl Bbr {
             high_gain: cfg.high_gain,
             cwnd_gain_cfg: cfg.cwnd_gain,
             min_rtt_window: (cfg.probe_rtt_interval_s * SEC as f64) as Time,
-            extra_acked_gain: cfg.extra_acked_gain,
             seed: cfg.seed,
             rng: Rng::new(cfg.seed as u64, 0xBB),
             mode: Mode::Startup,
@@ -178,7 +176,7 @@ impl Bbr {
             cycle_stamp: 0,
             pacing_gain: HIGH_GAIN,
             cwnd_gain: HIGH_GAIN,
-            aggregation: AckAggregation::default(),
+            aggregation: AckAggregation::new(cfg.extra_acked_gain),
             probe_rtts: 0,
         }
     }
@@ -243,9 +241,6 @@ impl Bbr {
 
     /// Linux `bbr_update_ack_aggregation` (cc::ack_aggregation).
     fn update_ack_aggregation(&mut self, s: &CcState, rs: &RateSample) {
-        if self.extra_acked_gain == 0.0 {
-            return;
-        }
         self.aggregation.on_ack(s, rs, self.max_bw(), self.round_start, EXTRA_ACKED_WIN_RTTS);
     }
 
@@ -254,7 +249,7 @@ impl Bbr {
         if !self.full_bw_reached {
             return 0;
         }
-        self.aggregation.cwnd(bw, self.extra_acked_gain)
+        self.aggregation.cwnd(bw)
     }
 
     fn advance_cycle_phase(&mut self, s: &CcState) {
@@ -444,7 +439,7 @@ impl CongestionOps for Bbr {
     fn init(&mut self, s: &mut CcState) {
         self.min_rtt_stamp = s.now;
         self.next_rtt_delivered = s.delivered;
-        self.aggregation = AckAggregation::new(s.now);
+        self.aggregation.restart(s.now);
         self.set_pacing_rate(s, 0.0);
     }
 

@@ -311,7 +311,7 @@ impl Bbr3 {
             probe_rtt_min_stamp: 0,
             probe_rtt_done_stamp: None,
             probe_rtt_round_done: false,
-            aggregation: AckAggregation::default(),
+            aggregation: AckAggregation::new(cfg.extra_acked_gain),
             init_cwnd: 0,
             prior_cwnd: 0,
             prev_ca_state: CaState::Open,
@@ -915,16 +915,13 @@ impl Bbr3 {
     /// Linux `bbr_update_ack_aggregation` (cc::ack_aggregation), one round per
     /// filter slot before the pipe is full (`extra_acked_in_startup`).
     fn update_ack_aggregation(&mut self, s: &CcState, rs: &RateSample) {
-        if self.cfg.extra_acked_gain == 0.0 {
-            return;
-        }
         let window = if self.full_bw_reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
         self.aggregation.on_ack(s, rs, self.bw(), self.round_start, window);
     }
 
     /// Linux `bbr_ack_aggregation_cwnd` (v3 in every state).
     fn ack_aggregation_cwnd(&self) -> u32 {
-        self.aggregation.cwnd(self.bw(), self.cfg.extra_acked_gain)
+        self.aggregation.cwnd(self.bw())
     }
 
     /// Linux `bbr_set_cwnd` (v3: no packet conservation in recovery): grow by
@@ -985,7 +982,7 @@ impl CongestionOps for Bbr3 {
         // Start sampling loss and ECN after the first full flight is acked.
         self.loss_round_delivered = s.delivered + 1;
         self.last_delivered_ce = s.delivered_ce;
-        self.aggregation = AckAggregation::new(s.now);
+        self.aggregation.restart(s.now);
         self.init_pacing_rate(s);
     }
 
