@@ -318,11 +318,14 @@ impl Stack {
         Profile { ns2_agent: self.ns2_agent(cc_name), ..self.profile() }
     }
 
-    /// ns-2's own Vegas and Tahoe are senders of their own (tcp::ns2_agent).
+    /// ns-2's own Vegas, Tahoe and Sack1 (Reno, HighSpeed) are senders of
+    /// their own (tcp::ns2_agent).
     fn ns2_agent(self, cc_name: &str) -> Option<Ns2AgentKind> {
         match (self, cc::algorithm(cc_name).map(|a| a.names[0])) {
             (Stack::Ns2, Some("vegas")) => Some(Ns2AgentKind::Vegas),
             (Stack::Ns2, Some("tahoe")) => Some(Ns2AgentKind::Tahoe),
+            (Stack::Ns2, Some("reno")) => Some(Ns2AgentKind::Sack1 { highspeed: false }),
+            (Stack::Ns2, Some("highspeed")) => Some(Ns2AgentKind::Sack1 { highspeed: true }),
             _ => None,
         }
     }

@@ -6,6 +6,7 @@ pub mod ecn;
 pub mod hooks;
 pub mod ns2_agent;
 pub mod ns2_tahoe;
+pub mod ns2_sack1;
 pub mod ns2_vegas;
 pub mod rate;
 pub mod receiver;

@@ -1,8 +1,10 @@
 //! ns-2's own senders that own their window (`Profile::ns2_agent`): the
 //! sender hands them its ACKs and timeouts and sends what they allow.
 
+use super::ns2_sack1::{Ns2Sack1, WindowOption};
 use super::ns2_tahoe::Ns2Tahoe;
 use super::ns2_vegas::Ns2Vegas;
+use super::scoreboard::Scoreboard;
 use crate::time::Time;
 
 /// A segment as an agent needs it: when it last left and whether it had
@@ -27,7 +29,7 @@ pub struct Action {
 }
 
 /// What ns-2's `TcpAgent` keeps of the window and the sequence space, which
-/// its Vegas and Tahoe share (tcp/tcp.cc). Sequence numbers are the engine's;
+/// its Vegas, Tahoe and Sack1 share (tcp/tcp.cc). Sequence numbers are the engine's;
 /// ns-2's ACK number is the engine's cumulative ACK minus one.
 #[derive(Clone, Debug)]
 pub struct AgentWindow {
@@ -92,45 +94,69 @@ pub enum Ns2AgentKind {
     Vegas,
     /// `Agent/TCP`, Tahoe (tcp::ns2_tahoe).
     Tahoe,
+    /// `Agent/TCP/Sack1` (tcp::ns2_sack1): Reno, or HighSpeed (`windowOption_` 8).
+    Sack1 { highspeed: bool },
 }
 
 #[derive(Clone, Debug)]
 pub enum Ns2Agent {
     Vegas(Ns2Vegas),
     Tahoe(Ns2Tahoe),
+    Sack1(Ns2Sack1),
 }
 
 impl Ns2Agent {
+    /// The agent of `kind` with initial window `iw` and receive window `wnd`;
+    /// Vegas's (alpha, beta, gamma) come with it.
+    pub fn new(kind: Ns2AgentKind, vegas: Option<(u32, u32, u32)>, iw: u32, wnd: u64) -> Option<Self> {
+        Some(match kind {
+            Ns2AgentKind::Vegas => {
+                let (alpha, beta, gamma) = vegas?;
+                Ns2Agent::Vegas(Ns2Vegas::new(alpha, beta, gamma, iw, wnd))
+            }
+            Ns2AgentKind::Tahoe => Ns2Agent::Tahoe(Ns2Tahoe::new(iw, wnd)),
+            Ns2AgentKind::Sack1 { highspeed } => {
+                let option = if highspeed { WindowOption::HighSpeed } else { WindowOption::Standard };
+                Ns2Agent::Sack1(Ns2Sack1::new(option, iw, wnd))
+            }
+        })
+    }
+
+    /// Whether the agent reads the SACK blocks (the others ignore them).
+    pub fn uses_sack(&self) -> bool {
+        matches!(self, Ns2Agent::Sack1(_))
+    }
+
     fn w(&self) -> &AgentWindow {
         match self {
             Ns2Agent::Vegas(v) => &v.w,
             Ns2Agent::Tahoe(t) => &t.w,
+            Ns2Agent::Sack1(s) => &s.w,
         }
     }
 
-    /// Whether segment `t_seqno` may leave now (the window, or Tahoe's
-    /// one segment per early duplicate).
-    pub fn may_send(&self) -> bool {
+    /// The segment that may leave now, and whether it resends a hole: the
+    /// window's `t_seqno` (or Tahoe's one segment per early duplicate), or
+    /// Sack1's choice from the scoreboard.
+    pub fn next_send(&self, board: &Scoreboard) -> Option<(u64, bool)> {
+        let t = self.w().t_seqno;
         match self {
-            Ns2Agent::Vegas(v) => v.w.may_send(),
-            Ns2Agent::Tahoe(t) => t.w.may_send() || t.may_send_one(),
+            Ns2Agent::Vegas(v) => v.w.may_send().then_some((t, false)),
+            Ns2Agent::Tahoe(a) => (a.w.may_send() || a.may_send_one()).then_some((t, false)),
+            Ns2Agent::Sack1(s) => s.next_send(board),
         }
     }
 
-    pub fn t_seqno(&self) -> u64 {
-        self.w().t_seqno
-    }
-
-    /// Segment `t_seqno` left at `now`.
-    pub fn sent(&mut self, now: Time) {
-        let w = match self {
+    /// Segment `seq` left at `now` (`hole`: as next_send said).
+    pub fn sent(&mut self, seq: u64, hole: bool, now: Time) {
+        match self {
             Ns2Agent::Vegas(v) => {
                 v.on_output(now);
-                &mut v.w
+                v.w.t_seqno += 1;
             }
-            Ns2Agent::Tahoe(t) => &mut t.w,
-        };
-        w.t_seqno += 1;
+            Ns2Agent::Tahoe(t) => t.w.t_seqno += 1,
+            Ns2Agent::Sack1(s) => s.sent(seq, hole),
+        }
     }
 
     /// The window and ssthresh in whole packets.
@@ -139,10 +165,13 @@ impl Ns2Agent {
         ((w.cwnd as u32).max(1), w.ssthresh.clamp(0, u32::MAX as i64) as u32)
     }
 
-    pub fn on_ack(&mut self, ack: u64, acked: Option<SentSeg>, head: Option<SentSeg>, highest_sent: u64, now: Time) -> Action {
+    /// An ACK: `acked` and `head` as Vegas needs them, `sack_news` (it SACKed
+    /// something new) as Sack1 does; `highest_sent` is ns-2's `maxseq_`.
+    pub fn on_ack(&mut self, ack: u64, acked: Option<SentSeg>, head: Option<SentSeg>, sack_news: bool, highest_sent: u64, now: Time) -> Action {
         match self {
             Ns2Agent::Vegas(v) => v.on_ack(ack, acked, head, highest_sent, now),
             Ns2Agent::Tahoe(t) => t.on_ack(ack, highest_sent),
+            Ns2Agent::Sack1(s) => s.on_ack(ack, sack_news, highest_sent as i64),
         }
     }
 
@@ -150,6 +179,7 @@ impl Ns2Agent {
         match self {
             Ns2Agent::Vegas(v) => v.on_timeout(highest_sent, now),
             Ns2Agent::Tahoe(t) => t.on_timeout(highest_sent),
+            Ns2Agent::Sack1(s) => s.on_timeout(highest_sent as i64),
         }
     }
 }

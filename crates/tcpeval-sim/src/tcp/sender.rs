@@ -13,8 +13,6 @@
 use super::ecn::{EcnMode, EcnSender};
 use super::hooks;
 use super::ns2_agent::{Ns2Agent, Ns2AgentKind, SentSeg};
-use super::ns2_tahoe::Ns2Tahoe;
-use super::ns2_vegas::Ns2Vegas;
 use super::rack::{FackRule, LossDetection, ProbeContext, Rack, RackAck, Tlp, TlpOutcome, TlpVersion, XmitTimer};
 use super::rate::{RateState, RateTrack};
 use super::recovery::{AckInfo, Recovery};
@@ -155,7 +153,7 @@ pub struct Sender {
     rate: RateState,
     window: WindowUse,
     rtt_sampling: RttSampling,
-    /// ns-2's own sender (Vegas, Tahoe), which then owns the window (tcp::ns2_agent).
+    /// ns-2's own sender (Vegas, Tahoe, Sack1), which then owns the window (tcp::ns2_agent).
     ns2: Option<Box<Ns2Agent>>,
     pub rtt: RttEstimator,
     /// When the retransmission timer fires, if armed.
@@ -272,20 +270,25 @@ impl Sender {
         }
     }
 
-    /// Run one of ns-2's own senders (tcp::ns2_agent): no SACK, its own window
-    /// and retransmissions; the algorithm's hooks are not called.
+    /// Run one of ns-2's own senders (tcp::ns2_agent): its own window and
+    /// retransmissions, SACK only for Sack1; the algorithm's hooks are not
+    /// called. Sack1 needs the flow's SACK (ns-2 runs Newreno without it,
+    /// which the generic sender stands in for).
     fn with_ns2_agent(mut self, kind: Ns2AgentKind) -> Self {
-        let (iw, wnd) = (self.cfg.initial_cwnd, self.cfg.max_window);
-        let agent = match (kind, &self.cc) {
-            (Ns2AgentKind::Vegas, Cc::Vegas(v)) => {
-                let (alpha, beta, gamma) = v.params();
-                Ns2Agent::Vegas(Ns2Vegas::new(alpha, beta, gamma, iw, wnd))
-            }
-            (Ns2AgentKind::Tahoe, _) => Ns2Agent::Tahoe(Ns2Tahoe::new(iw, wnd)),
-            _ => return self,
+        let vegas = match &self.cc {
+            Cc::Vegas(v) => Some(v.params()),
+            _ => None,
         };
-        self.cfg.sack = false;
-        self.board = Scoreboard::new(false, self.board.segs.capacity() as u64);
+        if matches!(kind, Ns2AgentKind::Sack1 { .. }) && !self.cfg.sack {
+            return self;
+        }
+        let Some(agent) = Ns2Agent::new(kind, vegas, self.cfg.initial_cwnd, self.cfg.max_window) else {
+            return self;
+        };
+        if !agent.uses_sack() {
+            self.cfg.sack = false;
+            self.board = Scoreboard::new(false, self.board.segs.capacity() as u64);
+        }
         self.recovery = Recovery::new(false);
         self.fack = None;
         self.ns2 = Some(Box::new(agent));
@@ -451,11 +454,11 @@ impl Sender {
         let sent = |b: &Scoreboard, seq: u64| b.sent_seg(seq).map(|(tx_time, resent)| SentSeg { tx_time, resent });
         let acked = p.ack - self.snd_una();
         let acked_seg = if acked > 0 { sent(&self.board, p.ack - 1) } else { None };
-        let (track, delivered, _, _) = self.update_scoreboard(p, acked, false, now);
+        let (track, delivered, sack_news, _) = self.update_scoreboard(p, acked, false, now);
         self.take_rtt_sample(p, now, acked > 0, &track);
         self.s.delivered += delivered as u64;
         let (head, highest) = (sent(&self.board, p.ack), self.snd_nxt().saturating_sub(1));
-        let action = self.ns2.as_mut().expect("the agent").on_ack(p.ack, acked_seg, head, highest, now);
+        let action = self.ns2.as_mut().expect("the agent").on_ack(p.ack, acked_seg, head, sack_news, highest, now);
         self.sync_ns2();
         if let Some(seq) = action.resend {
             self.ns2_resend(seq, now, out);
@@ -483,8 +486,14 @@ impl Sender {
     }
 
     /// ns-2's `output(seqno)` of a segment sent before: a retransmission,
-    /// whatever the window.
+    /// whatever the window. Going back after a timeout, Sack1 also resends
+    /// what the receiver holds (its scoreboard was cleared): sent again,
+    /// counted, but it stays SACKed here.
     fn ns2_resend(&mut self, seq: u64, now: Time, out: &mut Vec<Packet>) {
+        if self.board.is_sacked(seq) {
+            self.counters.retransmits += 1;
+            return self.emit(seq, false, now, out);
+        }
         self.board.mark_lost(seq);
         self.retransmit(seq, now, out);
     }
@@ -492,7 +501,7 @@ impl Sender {
     /// `send_much` for the agent: segments from `t_seqno` while it allows,
     /// resending those it went back over.
     fn send_ns2(&mut self, now: Time, out: &mut Vec<Packet>) {
-        while let Some(seq) = self.ns2.as_ref().filter(|a| a.may_send()).map(|a| a.t_seqno()) {
+        while let Some((seq, hole)) = self.ns2.as_ref().and_then(|a| a.next_send(&self.board)) {
             if self.nic_room == Some(0) {
                 self.nic_blocked = true;
                 break;
@@ -507,7 +516,7 @@ impl Sender {
             if let Some(room) = self.nic_room.as_mut() {
                 *room -= 1;
             }
-            self.ns2.as_mut().expect("the agent").sent(now);
+            self.ns2.as_mut().expect("the agent").sent(seq, hole, now);
         }
         if self.packets_out() > 0 && self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
@@ -727,7 +736,7 @@ impl Sender {
     /// pipe target while it is above cwnd).
     fn window_open(&self) -> bool {
         match &self.ns2 {
-            Some(agent) => agent.may_send(),
+            Some(agent) => agent.next_send(&self.board).is_some(),
             None => self.in_flight() < self.recovery.send_window(self.s.cwnd),
         }
     }
@@ -1557,6 +1566,10 @@ mod tests {
             let mut s = reno_sent_20(stack, None, 6);
             s.s.ssthresh = u32::MAX;
             s.s.cwnd = 10;
+            // ns-2's Reno is its Sack1 agent, which keeps its own window.
+            if let Some(Ns2Agent::Sack1(a)) = s.ns2.as_deref_mut() {
+                (a.w.cwnd, a.w.ssthresh) = (10.0, i64::MAX);
+            }
             let mut out = vec![];
             for k in 1..=6 {
                 s.on_ack(&ack(k, &[], 0), k * MS, &mut out);
@@ -1592,6 +1605,45 @@ mod tests {
             assert_eq!(s.board.lost_out, if enters { 13 } else { 0 }, "{}", stack.name());
             s.check_invariants().unwrap();
         }
+    }
+
+    /// ns-2's Sack1 agent in the sender (Reno at the ns2 stack): 10 segments
+    /// at 0; the ACK of 0 opens cwnd to 10.1 and lets 10 out. Segment 1 is
+    /// lost; the first two duplicates (SACKing 2, then 2-3) each send one
+    /// segment past the window (11, 12), the third resends 1 and halves to
+    /// 5.05 (trace 5) with the pipe at maxseq 12 - 0 - 3 = 9. A timeout
+    /// halves ssthresh and goes back to the head with cwnd 1.
+    #[test]
+    fn ns2_sack1_runs_the_agent() {
+        use crate::stack::Stack;
+        let (cc, profile) = Stack::Ns2.build("reno", &serde_json::Map::new()).unwrap();
+        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: 100, sack: true, initial_cwnd: 10 };
+        let mut s = Sender::new(cfg, cc).with_stack(&profile);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        assert_eq!(out.len(), 10);
+        out.clear();
+        s.s.ssthresh = 5;
+        if let Some(Ns2Agent::Sack1(a)) = s.ns2.as_deref_mut() {
+            a.w.ssthresh = 5;
+        }
+        s.on_ack(&ack(1, &[], 0), 100 * MS, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [10]);
+        out.clear();
+        for k in 0..2 {
+            s.on_ack(&ack(1, &[(2, 3 + k)], 0), (101 + k) * MS, &mut out);
+        }
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [11, 12], "limited transmit");
+        out.clear();
+        s.on_ack(&ack(1, &[(2, 5)], 0), 103 * MS, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [1], "the third duplicate resends the head only");
+        assert_eq!((s.s.cwnd, s.s.ssthresh, s.counters.retransmits), (5, 5, 1));
+        s.check_invariants().unwrap();
+        out.clear();
+        s.on_rto(5000 * MS, &mut out);
+        assert_eq!((s.s.cwnd, s.s.ssthresh), (1, 2));
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [1]);
+        s.check_invariants().unwrap();
     }
 
     /// ns-2's Vegas agent in the sender: 10 segments at 0; the ACK of 0 at
