@@ -31,6 +31,7 @@
 
 use super::ns2_agent::{Action, AgentWindow};
 use super::scoreboard::Scoreboard;
+use std::cell::Cell;
 
 /// ns-2's `numdupacks_` (tcl/lib/ns-default.tcl).
 const NUMDUPACKS: u32 = 3;
@@ -86,6 +87,10 @@ pub struct Ns2Sack1 {
     timeout: bool,
     /// The scoreboard's retransmission pointer (`h_seqno_`).
     h_seqno: i64,
+    /// Where the last search for a hole stopped: below it every segment from
+    /// the pointer up is SACKed (a SACK is never withdrawn), so a search in
+    /// a long recovery does not rescan the window for each packet.
+    scanned: Cell<u64>,
     /// Whether an ACK has reported SACK blocks since the scoreboard was cleared.
     sack_known: bool,
     /// A duplicate asked for `send_one`.
@@ -105,6 +110,7 @@ impl Ns2Sack1 {
             pipe: -1,
             timeout: false,
             h_seqno: -1,
+            scanned: Cell::new(0),
             sack_known: false,
             one_pending: false,
             first_decrease: true,
@@ -240,8 +246,11 @@ impl Ns2Sack1 {
         if !self.sack_known {
             return None;
         }
-        let from = (self.h_seqno.max(0) as u64).max(board.snd_una);
-        (from..board.highest_sacked()).find(|&s| !board.is_sacked(s))
+        let from = (self.h_seqno.max(0) as u64).max(board.snd_una).max(self.scanned.get());
+        let end = board.highest_sacked();
+        let hole = (from..end).find(|&s| !board.is_sacked(s));
+        self.scanned.set(hole.unwrap_or(end.max(from)));
+        hole
     }
 
     /// The next segment `send_much` (or `send_one`) would send, and whether it
@@ -344,9 +353,9 @@ mod tests {
             a.on_ack(1, true, 11);
         }
         assert_eq!(a.pipe, 4);
-        assert_eq!(a.next_send(&board(12, &[(2, 9)])), Some((12, false)));
         // Had 10 arrived instead of 8, 8 would be a hole: ns-2 resends it.
-        assert_eq!(a.next_send(&board(12, &[(2, 8), (10, 11)])), Some((8, true)));
+        assert_eq!(a.clone().next_send(&board(12, &[(2, 8), (10, 11)])), Some((8, true)));
+        assert_eq!(a.next_send(&board(12, &[(2, 9)])), Some((12, false)));
     }
 
     /// In recovery the holes below the highest SACK go first, each once (the
