@@ -80,7 +80,9 @@ pub struct Profile {
     /// Linux 3.1 made it 1 s (RFC 6298); ns-2 `rtxcur_init_` 3.0.
     pub initial_rto: Time,
     /// ACKs sent at once at connection start (quick-ACK mode, Linux
-    /// `TCP_MAX_QUICKACKS` = 16 in every version here); ns-2's sink has none.
+    /// `TCP_MAX_QUICKACKS` = 16 in every version here); ns-2's sink ACKs only
+    /// the first segment at once (`SYN_immediate_ack_`: it stands in for the
+    /// SYN).
     pub quickacks: u32,
     /// The stack's out-of-the-box initial window and delayed-ACK timer (ns-2's
     /// `Agent/TCPSink/Sack1/DelAck set interval_ 100ms`; None: Linux's, the
@@ -115,6 +117,9 @@ pub struct Profile {
 
 /// Linux TCP_MAX_QUICKACKS (include/net/tcp.h, 2.6.22 and today).
 const LINUX_QUICKACKS: u32 = 16;
+/// ns-2's sinks ACK segment 0 at once (`Agent/TCPSink set SYN_immediate_ack_
+/// true`, tcl/lib/ns-default.tcl at 2.35; tcp/tcp-sink.cc `DelAckSink::recv`).
+const NS2_SYN_ACK: u32 = 1;
 /// Linux TCP_TIMEOUT_INIT before 3.1 (3*HZ) and after (1*HZ).
 const RTO_INIT_OLD: Time = 3 * SEC;
 const RTO_INIT_RFC6298: Time = SEC;
@@ -231,7 +236,7 @@ impl Stack {
                 initial_rto: RTO_INIT_OLD,
                 // ns-2.35 `Agent/TCP set windowInit_ 2`.
                 initial_window: 2,
-                quickacks: 0,
+                quickacks: NS2_SYN_ACK,
                 delack_timeout: Some(100 * MS),
                 loss_detection: LossDetection::DupThresh,
                 fack: FackRule::NS2,
@@ -248,7 +253,7 @@ impl Stack {
             Stack::Ns2Linux => Profile {
                 reduction: Reduction::Ns2Linux { delayed_send: false },
                 fack: FackRule::NS2,
-                quickacks: 0,
+                quickacks: NS2_SYN_ACK,
                 dsack: false,
                 tx_start: TxStart::Never,
                 // "We don't have undo yet" (tcp/tcp-linux.cc).
@@ -462,7 +467,7 @@ mod tests {
         }
         let (ns2, linux) = (Stack::Ns2Linux.profile(), Stack::Linux2622.profile());
         assert_eq!(ns2.reduction, Reduction::Ns2Linux { delayed_send: false });
-        assert_eq!((ns2.quickacks, ns2.dsack), (0, false));
+        assert_eq!((ns2.quickacks, ns2.dsack), (1, false));
         let same = |p: Profile| (p.growth, p.initial_rto, p.initial_window, p.delack_timeout, p.loss_detection);
         assert_eq!(same(ns2), same(linux));
         assert_eq!(ns2.reduction.with_send_jitter(1), Reduction::Ns2Linux { delayed_send: true });
@@ -568,18 +573,23 @@ mod tests {
     }
 
     /// Linux ACKs the first segments at once (quick-ACK mode); ns-2's
-    /// DelAck sink delays the first one like any other.
+    /// DelAck sink ACKs the first at once (the SYN's stand-in) and delays the
+    /// second like any other.
     #[test]
     fn the_receiver_takes_the_stack_s_quick_acks_and_timer() {
         let receiver = |stack: Stack| {
             let cfg = ReceiverConfig { flow: 0, dst: 9, mss: 1000, total_bytes: None, delayed_ack: true, delack_timeout: 40 * MS, ack_bytes: 52 };
             Receiver::new(cfg).with_stack(&stack.profile())
         };
-        let seg = Packet::data(0, 1, 0, 1000, 1052, 0);
+        let segs = [Packet::data(0, 1, 0, 1000, 1052, 0), Packet::data(0, 1, 1, 1000, 1052, 0)];
+        for stack in [Stack::Ns2, Stack::Ns2Linux] {
+            let mut ns2 = receiver(stack);
+            assert!(ns2.on_data(&segs[0], 0).is_some(), "{stack:?}: segment 0 at once");
+            assert!(ns2.on_data(&segs[1], MS).is_none());
+            assert_eq!(ns2.delack_deadline, Some(41 * MS), "the flow's timer");
+        }
         let mut linux = receiver(Stack::Linux2622);
-        assert!(linux.on_data(&seg, 0).is_some());
-        let mut ns2 = receiver(Stack::Ns2);
-        assert!(ns2.on_data(&seg, 0).is_none());
-        assert_eq!(ns2.delack_deadline, Some(40 * MS), "the flow's timer");
+        assert!(linux.on_data(&segs[0], 0).is_some());
+        assert!(linux.on_data(&segs[1], MS).is_some(), "quick-ACK mode");
     }
 }

@@ -337,11 +337,13 @@ mod tests {
     }
 
     /// A receiver with delayed ACKs (every second segment, no quick-ACKs at
-    /// start: the ns2 stack's); the (ack, ECE) of every ACK sent, held ones
-    /// first, for data with these ECN fields (CWR on `cwr_at`).
+    /// start: the ns2 stack's sink without its immediate ACK of segment 0);
+    /// the (ack, ECE) of every ACK sent, held ones first, for data with these
+    /// ECN fields (CWR on `cwr_at`).
     fn echoes(mode: EcnMode, marks: &[Ecn], cwr_at: Option<u64>) -> Vec<(u64, bool)> {
         let cfg = ReceiverConfig { flow: 0, dst: 9, mss: 1448, total_bytes: None, delayed_ack: true, delack_timeout: 40 * MS, ack_bytes: 52 };
-        let mut r = Receiver::new(cfg).with_stack(&Stack::Ns2.profile()).with_ecn(mode);
+        let profile = crate::stack::Profile { quickacks: 0, ..Stack::Ns2.profile() };
+        let mut r = Receiver::new(cfg).with_stack(&profile).with_ecn(mode);
         let mut sent = vec![];
         for (seq, &ecn) in marks.iter().enumerate() {
             let mut p = data(ecn, cwr_at == Some(seq as u64));

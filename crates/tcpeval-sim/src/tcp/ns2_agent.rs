@@ -45,14 +45,28 @@ pub struct AgentWindow {
     pub last_ack: i64,
     /// `recover_`: the highest segment sent at the last cut.
     pub recover: i64,
+    /// `windowInit_`, which the window takes once the first segment is ACKed.
+    pub initial: f64,
 }
 
 impl AgentWindow {
     /// `windowInit_` and `window_` in packets; ssthresh starts at the receive
-    /// window (`TcpAgent::reset`).
+    /// window (`TcpAgent::reset`). The window starts at 1: ns-2's one-way
+    /// agents stand the first segment in for the SYN exchange (`syn_` and
+    /// `delay_growth_` true, tcl/lib/ns-default.tcl; `set_initial_window`),
+    /// and take `windowInit_` once it is ACKed (`delay_growth`).
     pub fn new(initial_cwnd: u32, wnd: u64) -> Self {
         let wnd = wnd.min(i32::MAX as u64) as f64;
-        AgentWindow { cwnd: initial_cwnd as f64, ssthresh: wnd as i64, wnd, dupacks: 0, t_seqno: 0, last_ack: -1, recover: 0 }
+        AgentWindow { cwnd: 1.0, ssthresh: wnd as i64, wnd, dupacks: 0, t_seqno: 0, last_ack: -1, recover: 0, initial: initial_cwnd as f64 }
+    }
+
+    /// `if (last_ack_ == 0 && delay_growth_) cwnd_ = initial_window()`: the
+    /// first segment, the SYN's stand-in, is ACKed; Tahoe and Sack1 test it
+    /// after the new ACK, Vegas before it (a new ACK then).
+    pub fn delay_growth(&mut self) {
+        if self.last_ack == 0 {
+            self.cwnd = self.initial;
+        }
     }
 
     /// `window()`: min(cwnd, wnd) in whole packets.

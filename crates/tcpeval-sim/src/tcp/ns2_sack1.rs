@@ -132,6 +132,7 @@ impl Ns2Sack1 {
             // recv_newack_helper: newack, then opencwnd.
             self.newack(ack);
             self.open_cwnd();
+            self.w.delay_growth();
             self.timeout = false;
             self.clear_scoreboard();
         } else if seqno == self.w.last_ack && !self.timeout {
@@ -322,17 +323,19 @@ mod tests {
         b
     }
 
-    /// Standard window 10 in avoidance, 0-9 out, 0 ACKed, 1 lost; 2, 3, 4
-    /// arrive. The first two duplicates each let one segment past the window
-    /// (10, 11); the third halves (cwnd 5.05 from 10.1, ssthresh 5), resends 1
-    /// and sets the pipe to maxseq 11 - highest_ack 0 - 3 = 8: nothing more
-    /// leaves until the pipe falls below int(cwnd) 5.
+    /// Standard window 10 in avoidance, 0-9 out, 0 ACKed (the SYN's stand-in:
+    /// cwnd becomes `windowInit_` 10), 1 lost; 2, 3, 4 arrive. The first two
+    /// duplicates each let one segment past the window (10, 11); the third
+    /// halves (cwnd 5, ssthresh 5), resends 1 and sets the pipe to maxseq 11 -
+    /// highest_ack 0 - 3 = 8: nothing more leaves until the pipe falls below
+    /// int(cwnd) 5.
     #[test]
     fn three_duplicates_halve_and_the_pipe_gates_sending() {
         let mut a = Ns2Sack1::new(WindowOption::Standard, 10, 1000);
+        a.w.cwnd = a.w.initial; // past the first segment (the SYN's stand-in)
         (a.w.ssthresh, a.w.t_seqno) = (5, 10);
         a.on_ack(1, false, 9);
-        assert!((a.w.cwnd - 10.1).abs() < 1e-12);
+        assert_eq!(a.w.cwnd, 10.0);
         for (k, seq) in [(3u64, 10u64), (4, 11)] {
             let act = a.on_ack(1, true, seq as i64 - 1);
             assert!(act.send && act.resend.is_none());
@@ -343,7 +346,7 @@ mod tests {
         }
         let act = a.on_ack(1, true, 11);
         assert_eq!((act.resend, act.restart, act.send), (Some(1), true, false));
-        assert!((a.w.cwnd - 5.05).abs() < 1e-12);
+        assert_eq!(a.w.cwnd, 5.0);
         assert_eq!((a.w.ssthresh, a.pipe, a.w.recover), (5, 8, 11));
         let b = board(12, &[(2, 5)]);
         assert_eq!(a.next_send(&b), None);
@@ -364,6 +367,7 @@ mod tests {
     #[test]
     fn recovery_resends_each_hole_once_and_ends_at_the_point() {
         let mut a = Ns2Sack1::new(WindowOption::Standard, 10, 1000);
+        a.w.cwnd = a.w.initial; // past the first segment (the SYN's stand-in)
         (a.w.ssthresh, a.w.t_seqno, a.w.cwnd) = (5, 20, 10.0);
         a.on_ack(1, false, 19);
         for _ in 0..3 {
@@ -402,6 +406,7 @@ mod tests {
     #[test]
     fn highspeed_keeps_its_last_decrease_below_low_window() {
         let mut a = Ns2Sack1::new(WindowOption::HighSpeed, 100, 100_000);
+        a.w.cwnd = a.w.initial; // past the first segment (the SYN's stand-in)
         a.w.ssthresh = 50;
         assert_eq!(a.slowdown(), 50.0, "the first cut halves");
         assert_eq!(a.w.ssthresh, 50);
@@ -418,6 +423,7 @@ mod tests {
     #[test]
     fn a_timeout_forgets_the_sacks_and_goes_back_to_the_head() {
         let mut a = Ns2Sack1::new(WindowOption::Standard, 10, 1000);
+        a.w.cwnd = a.w.initial; // past the first segment (the SYN's stand-in)
         (a.w.cwnd, a.w.ssthresh, a.w.t_seqno) = (11.6, 5, 12);
         a.on_ack(1, false, 11);
         a.on_ack(1, true, 11);

@@ -41,6 +41,7 @@ impl Ns2Tahoe {
         if seqno > self.w.last_ack {
             self.w.newack(ack);
             self.w.cwnd += if self.w.cwnd < self.w.ssthresh as f64 { 1.0 } else { 1.0 / self.w.cwnd };
+            self.w.delay_growth();
         } else if seqno == self.w.last_ack {
             self.w.dupacks += 1;
             if self.w.dupacks == NUMDUPACKS {
@@ -90,6 +91,7 @@ mod tests {
     #[test]
     fn three_duplicates_halve_ssthresh_and_go_back_to_one() {
         let mut t = Ns2Tahoe::new(10, 1000);
+        t.w.cwnd = t.w.initial; // past the first segment (the SYN's stand-in)
         (t.w.ssthresh, t.w.t_seqno, t.w.last_ack) = (5, 15, 4);
         assert!(!t.w.may_send());
         for k in 1..=2 {
@@ -113,6 +115,7 @@ mod tests {
     #[test]
     fn the_first_segment_s_loss_waits_for_the_timer() {
         let mut t = Ns2Tahoe::new(10, 1000);
+        t.w.cwnd = t.w.initial; // past the first segment (the SYN's stand-in)
         t.w.t_seqno = 10;
         for _ in 0..3 {
             assert!(!t.on_ack(0, 9).restart);
@@ -120,14 +123,19 @@ mod tests {
         assert_eq!(t.w.cwnd, 10.0);
     }
 
-    /// Slow start adds a packet per ACK below ssthresh, then 1/cwnd.
+    /// The first segment stands in for the SYN: the window is 1 until its
+    /// ACK, which sets `windowInit_` (2); then a packet per ACK below
+    /// ssthresh, then 1/cwnd.
     #[test]
     fn the_window_opens_per_ack() {
         let mut t = Ns2Tahoe::new(2, 1000);
         t.w.ssthresh = 3;
+        assert_eq!(t.w.cwnd, 1.0);
         t.on_ack(1, 1);
-        assert_eq!(t.w.cwnd, 3.0);
+        assert_eq!(t.w.cwnd, 2.0, "windowInit_ once the first segment is ACKed");
         t.on_ack(2, 2);
+        assert_eq!(t.w.cwnd, 3.0);
+        t.on_ack(3, 3);
         assert!((t.w.cwnd - (3.0 + 1.0 / 3.0)).abs() < 1e-12);
     }
 
@@ -136,6 +144,7 @@ mod tests {
     #[test]
     fn one_cut_per_window() {
         let mut t = Ns2Tahoe::new(20, 1000);
+        t.w.cwnd = t.w.initial; // past the first segment (the SYN's stand-in)
         (t.w.ssthresh, t.w.t_seqno, t.w.last_ack) = (10, 30, 5);
         t.w.recover = 0;
         for _ in 0..3 {

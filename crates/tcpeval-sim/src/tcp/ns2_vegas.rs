@@ -126,6 +126,7 @@ impl Ns2Vegas {
     }
 
     fn on_new_ack(&mut self, seqno: i64, acked: Option<SentSeg>, head: Option<SentSeg>, now_s: f64) -> Option<u64> {
+        self.w.delay_growth();
         if self.w.dupacks > NUMDUPACKS && self.w.cwnd > self.newcwnd {
             self.w.cwnd = self.newcwnd;
             self.w.ssthresh = 2;
@@ -282,6 +283,7 @@ mod tests {
     /// estimator: sa = 0.8, sd = 0.1, v_timeout = (0.2 + 0.1) / 2 = 0.15 s.
     fn started() -> Ns2Vegas {
         let mut v = Ns2Vegas::new(1, 3, 1, 2, 1000);
+        v.w.cwnd = v.w.initial; // past the first segment (the SYN's stand-in)
         v.on_output(0);
         v.w.t_seqno = 2;
         v.on_ack(1, seg(0, false), seg(0, false), 1, 100 * MS);
@@ -363,7 +365,7 @@ mod tests {
     #[test]
     fn slow_start_leaves_with_an_eighth_off() {
         let mut v = started();
-        (v.w.cwnd, v.w.t_seqno, v.beg_seq, v.beg_time) = (16.0, 18, 2, 0.1);
+        (v.w.cwnd, v.w.t_seqno, v.w.last_ack, v.beg_seq, v.beg_time) = (16.0, 18, 1, 2, 0.1);
         // Round of 16 segments at 0.2 s mean RTT against baseRTT 0.1:
         // expect 16 / 0.1 = 160, actual 16 / 0.2 = 80, delta = 8 > gamma.
         (v.sum_rtt, v.cnt_rtt) = (0.2, 1);
