@@ -52,6 +52,7 @@ def engine(data):
     ({"flows": [{"count": 9}]}, "at most 8"),
     ({"flows": [{"cc": "cubic", "send_overhead": "5us"}]}, "flows[0].send_overhead"),
     ({"flows": [{"cc": "cubic", "send_jitter": "5us"}]}, "flows[0].send_jitter"),
+    ({"flows": [{"cc": "cubic", "quickacks": 1}]}, "flows[0].quickacks"),
     ({"udp": [{"rate": "10Mbps"}]}, "udp:"),
     ({"background": {"web": [{"load": 0.3}]}, "run": {"duration": "20s"}}, "background:"),
 ])

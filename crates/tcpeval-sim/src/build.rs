@@ -172,6 +172,7 @@ pub fn endpoint_pair(f: &FlowConfig, mut cc: Cc, i: usize, bytes: Option<u64>, (
     if let Some(rule) = &f.loss_detection {
         profile.loss_detection = LossDetection::from_name(rule).expect("validated");
     }
+    profile.quickacks = f.quickacks.unwrap_or(profile.quickacks);
     let jitter = Rng::new(seed ^ SEND_JITTER_KEY, i as u64);
     let sender = sender.with_stack(&profile).with_ecn(ecn).with_send_jitter(f.send_jitter_ns, jitter);
     let receiver = Receiver::new(ReceiverConfig {

@@ -455,6 +455,11 @@ pub struct FlowConfig {
     #[serde(default)]
     #[schemars(schema_with = "loss_detection_schema")]
     pub loss_detection: Option<String>,
+    /// Segments the receiver ACKs at once at the start of the connection
+    /// (Linux quick-ACK mode, `TCP_MAX_QUICKACKS` 16; ns-2's sinks 1, segment
+    /// 0); absent: the stack's (docs/stacks.md).
+    #[serde(default)]
+    pub quickacks: Option<u32>,
 }
 
 fn default_mss() -> u32 {

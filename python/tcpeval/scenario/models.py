@@ -149,6 +149,9 @@ class Flow(_Model):
     ecn: bool = False
     # None: the stack's own (docs/stacks.md; today's: 40 ms and 10 segments).
     delack_timeout: Time | None = None
+    # Segments the receiver ACKs at once at the start; None: the stack's
+    # (Linux 16, ns-2's sinks 1: docs/stacks.md).
+    quickacks: int | None = Field(None, ge=0, le=MAX_INITIAL_CWND)
     initial_cwnd: int | None = Field(None, ge=1, le=MAX_INITIAL_CWND)
     mtu: int = Field(MTU_BYTES, ge=576, le=65535)
     mss: int | None = Field(None, ge=1, le=65535)

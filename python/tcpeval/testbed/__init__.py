@@ -244,6 +244,9 @@ def _flow_problem(f: dict) -> str | None:
                     f"remove {key} or use --backend sim")
     if f.get("nic_queue_pkts"):
         return "txqueuelen: not emulated on the testbed; remove it or use --backend sim"
+    if f.get("quickacks") is not None:
+        return ("quickacks: Linux's receiver keeps its own quick-ACK mode; remove quickacks "
+                "or use --backend sim")
     if f.get("ecn"):
         return "ecn: the testbed does not set up ECN negotiation; remove ecn or use --backend sim"
     if f.get("stack", "linux-6.6") != "linux-6.6":
