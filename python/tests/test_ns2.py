@@ -396,3 +396,19 @@ def test_the_ns2_script_does_not_depend_on_the_ns2_linux_stack():
                     for s in ("linux-2.6.22", "ns2-linux"))
         assert old == new
         assert script_for(cx.scenario(replace(cell, stack="ns2")), seed=1, abc=0)[0].tcl != old
+
+
+def test_quickacks_changes_tcpeval_s_side_only():
+    """`crosscheck --quickacks N` gives tcpeval's receivers ns-2's sink's first-ACK
+    rule: every flow of the cell's scenario carries it, the cell's name says so,
+    and the ns-2 script (so its cache key) is the cell's without it."""
+    from dataclasses import replace
+
+    cell = replace(next(c for c in cx.default_grid() if c.kind == "pair"), abc=0,
+                   stack="linux-2.6.22")
+    quick = replace(cell, quickacks=1)
+    assert [f.get("quickacks") for f in cx.scenario(quick)["flows"]] == [1, 1]
+    assert "quickacks" not in cx.scenario(cell)["flows"][0]
+    assert "[quickacks=1]" in quick.name and quick.name != cell.name
+    tcl = (script_for(cx.scenario(c), seed=1, abc=0)[0].tcl for c in (cell, quick))
+    assert next(tcl) == next(tcl)

@@ -64,6 +64,9 @@ class Cell:
     stack: str | None = None
     agents: str = "linux"       # ns-2 side: TCP-Linux modules, or its native agents
     abc: int | None = None      # TCP-Linux's sysctl_tcp_abc; None: ns-2's default (1)
+    # tcpeval's receivers ACK this many segments at once at the start (flows.quickacks;
+    # ns-2's sinks: 1); None: the stack's.
+    quickacks: int | None = None
 
     @property
     def name(self) -> str:
@@ -77,6 +80,7 @@ class Cell:
                 + (f" p={self.loss:g}" if self.loss else "")
                 + (" [ns-2 native]" if self.agents == "native" else "")
                 + (f" [abc={self.abc}]" if self.abc is not None else "")
+                + (f" [quickacks={self.quickacks}]" if self.quickacks is not None else "")
                 + (f" [{self.stack}]" if self.stack is not None else ""))
 
 
@@ -94,6 +98,9 @@ def scenario(cell: Cell) -> dict:
         first.update(start_jitter=f"{cell.rtt_ms}ms", send_jitter=jitter)
         flows.append({"cc": cell.other, "rtt": f"{cell.other_rtt_ms}ms",
                       "start_jitter": f"{cell.rtt_ms}ms", "send_jitter": jitter})
+    if cell.quickacks is not None:
+        for f in flows:
+            f["quickacks"] = cell.quickacks
     run = {"duration": f"{cell.duration_s}s", "measure_from": f"{cell.measure_from_s}s"}
     if cell.stack is not None:
         run["stack"] = cell.stack
