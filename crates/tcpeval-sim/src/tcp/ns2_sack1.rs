@@ -313,6 +313,14 @@ impl Ns2Sack1 {
 mod tests {
     use super::*;
 
+    /// Standard Sack1 past its first segment (the SYN's stand-in), with this
+    /// window, ssthresh and next segment.
+    fn standard(cwnd: f64, ssthresh: i64, t_seqno: u64) -> Ns2Sack1 {
+        let mut a = Ns2Sack1::new(WindowOption::Standard, 10, 1000);
+        (a.w.cwnd, a.w.ssthresh, a.w.t_seqno) = (cwnd, ssthresh, t_seqno);
+        a
+    }
+
     /// A scoreboard with `n` segments out from 0, those in `sacked` SACKed.
     fn board(n: u64, sacked: &[(u64, u64)]) -> Scoreboard {
         let mut b = Scoreboard::new(true, 64);
@@ -331,9 +339,7 @@ mod tests {
     /// int(cwnd) 5.
     #[test]
     fn three_duplicates_halve_and_the_pipe_gates_sending() {
-        let mut a = Ns2Sack1::new(WindowOption::Standard, 10, 1000);
-        a.w.cwnd = a.w.initial; // past the first segment (the SYN's stand-in)
-        (a.w.ssthresh, a.w.t_seqno) = (5, 10);
+        let mut a = standard(10.0, 5, 10);
         a.on_ack(1, false, 9);
         assert_eq!(a.w.cwnd, 10.0);
         for (k, seq) in [(3u64, 10u64), (4, 11)] {
@@ -366,9 +372,7 @@ mod tests {
     /// the pipe; the recovery point's ACK ends it with cwnd unchanged.
     #[test]
     fn recovery_resends_each_hole_once_and_ends_at_the_point() {
-        let mut a = Ns2Sack1::new(WindowOption::Standard, 10, 1000);
-        a.w.cwnd = a.w.initial; // past the first segment (the SYN's stand-in)
-        (a.w.ssthresh, a.w.t_seqno, a.w.cwnd) = (5, 20, 10.0);
+        let mut a = standard(10.0, 5, 20);
         a.on_ack(1, false, 19);
         for _ in 0..3 {
             a.on_ack(1, true, 19);
@@ -422,9 +426,7 @@ mod tests {
     /// the SACK information is gone: 2, though SACKed, is sent again.
     #[test]
     fn a_timeout_forgets_the_sacks_and_goes_back_to_the_head() {
-        let mut a = Ns2Sack1::new(WindowOption::Standard, 10, 1000);
-        a.w.cwnd = a.w.initial; // past the first segment (the SYN's stand-in)
-        (a.w.cwnd, a.w.ssthresh, a.w.t_seqno) = (11.6, 5, 12);
+        let mut a = standard(11.6, 5, 12);
         a.on_ack(1, false, 11);
         a.on_ack(1, true, 11);
         a.on_timeout(11);
