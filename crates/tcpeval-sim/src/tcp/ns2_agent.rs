@@ -26,6 +26,10 @@ pub struct Action {
     pub backoff: bool,
     /// The coarse timer restarts without backing off (`reset_rtx_timer(0, 0)`).
     pub restart: bool,
+    /// One segment past the window leaves now (`send_one` on an early
+    /// duplicate), not through a delayed send (`overhead_` delays only
+    /// `send_much`).
+    pub send_one: bool,
 }
 
 /// What ns-2's `TcpAgent` keeps of the window and the sequence space, which

@@ -146,8 +146,9 @@ impl Ns2Sack1 {
                 }
             }
         }
-        // send_much runs only without duplicates; send_one rides on `send`.
-        action.send = self.w.dupacks == 0 || self.one_pending;
+        // send_much runs only without duplicates; send_one goes at once.
+        action.send = self.w.dupacks == 0;
+        action.send_one = self.one_pending;
         action
     }
 
@@ -344,7 +345,7 @@ mod tests {
         assert_eq!(a.w.cwnd, 10.0);
         for (k, seq) in [(3u64, 10u64), (4, 11)] {
             let act = a.on_ack(1, true, seq as i64 - 1);
-            assert!(act.send && act.resend.is_none());
+            assert!(act.send_one && !act.send && act.resend.is_none());
             let b = board(seq, &[(2, k)]);
             assert_eq!(a.next_send(&b), Some((seq, false)));
             a.sent(seq, false);

@@ -33,11 +33,12 @@ impl Ns2Tahoe {
     }
 
     /// An ACK (the engine's cumulative ACK `ack`); `highest_sent` is ns-2's
-    /// `maxseq_`. Returns what to send: `send_one`'s segment rides on `send`
-    /// (the loop's test `may_send_one` lets it out).
+    /// `maxseq_`. Returns what to send: `send_much` unless this is one of the
+    /// first two duplicates, which send one segment at once instead
+    /// (`send_one`; the send loop's test `may_send_one` lets it out).
     pub fn on_ack(&mut self, ack: u64, highest_sent: u64) -> Action {
         let seqno = ack as i64 - 1;
-        let mut action = Action { send: true, ..Action::default() };
+        let mut action = Action::default();
         if seqno > self.w.last_ack {
             self.w.newack(ack);
             self.w.cwnd += if self.w.cwnd < self.w.ssthresh as f64 { 1.0 } else { 1.0 / self.w.cwnd };
@@ -48,6 +49,8 @@ impl Ns2Tahoe {
                 action.restart = self.dupack_action(highest_sent as i64);
             }
         }
+        action.send_one = (1..NUMDUPACKS).contains(&self.w.dupacks);
+        action.send = !action.send_one;
         action
     }
 
@@ -96,7 +99,7 @@ mod tests {
         assert!(!t.w.may_send());
         for k in 1..=2 {
             let a = t.on_ack(5, 14);
-            assert!(a.send && !a.restart);
+            assert!(a.send_one && !a.send && !a.restart);
             assert!(t.may_send_one(), "duplicate {k}");
             t.w.t_seqno += 1;
         }

@@ -474,6 +474,9 @@ impl Sender {
             self.restart_rto_after_ack(acked, now);
         }
         self.check_completion(now);
+        if action.send_one && self.completed.is_none() {
+            self.send_ns2(now, out);
+        }
         if action.send && self.completed.is_none() {
             self.send_or_defer(now, out);
         }
@@ -1650,6 +1653,34 @@ mod tests {
         assert_eq!((s.s.cwnd, s.s.ssthresh), (1, 2));
         assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [1]);
         s.check_invariants().unwrap();
+    }
+
+    /// ns-2's delayed send (`overhead_`) holds `send_much`, not `send_one`:
+    /// with a send jitter, each of the first two duplicates still sends its
+    /// segment past the window at once (here 11, then 12), while the ACK of
+    /// segment 0 only arms the timer.
+    #[test]
+    fn ns2_limited_transmit_is_not_held_by_the_send_jitter() {
+        use crate::stack::Stack;
+        let (cc, profile) = Stack::Ns2.build("reno", &serde_json::Map::new()).unwrap();
+        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: 100, sack: true, initial_cwnd: 10 };
+        let mut s = Sender::new(cfg, cc).with_stack(&profile).with_send_jitter(24_000, Rng::new(1, 0));
+        let mut out = vec![];
+        s.start(0, &mut out);
+        let due = s.send_timer().unwrap_or(0);
+        s.on_pace_timer(due, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [0]);
+        out.clear();
+        s.on_ack(&ack(1, &[], 0), 50 * MS, &mut out);
+        assert!(out.is_empty(), "send_much waits for the delayed send");
+        s.on_pace_timer(s.send_timer().unwrap(), &mut out);
+        assert_eq!(out.len(), 10);
+        out.clear();
+        for (k, seq) in [(0, 11), (1, 12)] {
+            s.on_ack(&ack(1, &[(2, 3 + k)], 0), (101 + k) * MS, &mut out);
+            assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [seq], "at once");
+            out.clear();
+        }
     }
 
     /// ns-2's Vegas agent in the sender: 10 segments at 0; the ACK of 0 at
