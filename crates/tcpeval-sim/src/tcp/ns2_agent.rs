@@ -125,14 +125,17 @@ pub enum Ns2Agent {
 
 impl Ns2Agent {
     /// The agent of `kind` with initial window `iw` and receive window `wnd`;
-    /// Vegas's (alpha, beta, gamma) come with it.
-    pub fn new(kind: Ns2AgentKind, vegas: Option<(u32, u32, u32)>, iw: u32, wnd: u64) -> Option<Self> {
+    /// Vegas's (alpha, beta, gamma) come with it. None where it cannot run:
+    /// Vegas without them, Sack1 on a flow without SACK (ns-2 then runs
+    /// Newreno, which the engine's own sender stands in for).
+    pub fn new(kind: Ns2AgentKind, vegas: Option<(u32, u32, u32)>, sack: bool, iw: u32, wnd: u64) -> Option<Self> {
         Some(match kind {
             Ns2AgentKind::Vegas => {
                 let (alpha, beta, gamma) = vegas?;
                 Ns2Agent::Vegas(Ns2Vegas::new(alpha, beta, gamma, iw, wnd))
             }
             Ns2AgentKind::Tahoe => Ns2Agent::Tahoe(Ns2Tahoe::new(iw, wnd)),
+            Ns2AgentKind::Sack1 { .. } if !sack => return None,
             Ns2AgentKind::Sack1 { highspeed } => {
                 let option = if highspeed { WindowOption::HighSpeed } else { WindowOption::Standard };
                 Ns2Agent::Sack1(Ns2Sack1::new(option, iw, wnd))

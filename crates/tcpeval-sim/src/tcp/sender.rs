@@ -272,17 +272,14 @@ impl Sender {
 
     /// Run one of ns-2's own senders (tcp::ns2_agent): its own window and
     /// retransmissions, SACK only for Sack1; the algorithm's hooks are not
-    /// called. Sack1 needs the flow's SACK (ns-2 runs Newreno without it,
-    /// which the generic sender stands in for).
+    /// called. Where the agent cannot run (`Ns2Agent::new`), the engine's own
+    /// sender stays.
     fn with_ns2_agent(mut self, kind: Ns2AgentKind) -> Self {
         let vegas = match &self.cc {
             Cc::Vegas(v) => Some(v.params()),
             _ => None,
         };
-        if matches!(kind, Ns2AgentKind::Sack1 { .. }) && !self.cfg.sack {
-            return self;
-        }
-        let Some(agent) = Ns2Agent::new(kind, vegas, self.cfg.initial_cwnd, self.cfg.max_window) else {
+        let Some(agent) = Ns2Agent::new(kind, vegas, self.cfg.sack, self.cfg.initial_cwnd, self.cfg.max_window) else {
             return self;
         };
         if !agent.uses_sack() {
@@ -1628,10 +1625,7 @@ mod tests {
     /// goes back to the head with cwnd 1.
     #[test]
     fn ns2_sack1_runs_the_agent() {
-        use crate::stack::Stack;
-        let (cc, profile) = Stack::Ns2.build("reno", &serde_json::Map::new()).unwrap();
-        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: 100, sack: true, initial_cwnd: 10 };
-        let mut s = Sender::new(cfg, cc).with_stack(&profile);
+        let mut s = ns2_sender("reno");
         let mut out = vec![];
         s.start(0, &mut out);
         assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [0]);
@@ -1655,16 +1649,21 @@ mod tests {
         s.check_invariants().unwrap();
     }
 
+    /// `cc` at the ns2 stack (ns-2's own agent where it has one): initial
+    /// window 10, receive window 100, SACK.
+    fn ns2_sender(cc: &str) -> Sender {
+        let (cc_impl, profile) = crate::stack::Stack::Ns2.build(cc, &serde_json::Map::new()).unwrap();
+        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: 100, sack: true, initial_cwnd: 10 };
+        Sender::new(cfg, cc_impl).with_stack(&profile)
+    }
+
     /// ns-2's delayed send (`overhead_`) holds `send_much`, not `send_one`:
     /// with a send jitter, each of the first two duplicates still sends its
     /// segment past the window at once (here 11, then 12), while the ACK of
     /// segment 0 only arms the timer.
     #[test]
     fn ns2_limited_transmit_is_not_held_by_the_send_jitter() {
-        use crate::stack::Stack;
-        let (cc, profile) = Stack::Ns2.build("reno", &serde_json::Map::new()).unwrap();
-        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: 100, sack: true, initial_cwnd: 10 };
-        let mut s = Sender::new(cfg, cc).with_stack(&profile).with_send_jitter(24_000, Rng::new(1, 0));
+        let mut s = ns2_sender("reno").with_send_jitter(24_000, Rng::new(1, 0));
         let mut out = vec![];
         s.start(0, &mut out);
         let due = s.send_timer().unwrap_or(0);
@@ -1692,10 +1691,7 @@ mod tests {
     /// the head with cwnd 2 and ssthresh 5, resending 1 and 2.
     #[test]
     fn ns2_vegas_runs_the_agent() {
-        use crate::stack::Stack;
-        let (cc, profile) = Stack::Ns2.build("vegas", &serde_json::Map::new()).unwrap();
-        let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: 100, sack: true, initial_cwnd: 10 };
-        let mut s = Sender::new(cfg, cc).with_stack(&profile);
+        let mut s = ns2_sender("vegas");
         let mut out = vec![];
         s.start(0, &mut out);
         assert_eq!(out.len(), 1, "the first segment stands in for the SYN");
