@@ -1,5 +1,5 @@
-"""Issue 33.3: a flow's `loss_detection` ("dupthresh", "dupthresh-tlp", "rack"
-or "fack"; absent: its stack's) reaches the engine, and an unknown one is an
+"""Issue 33.3: a flow's `loss_detection` ("dupthresh", "dupthresh-tlp", "rack",
+"fack" or "fack-tlp"; absent: its stack's) reaches the engine, and an unknown one is an
 error naming the flow's field and what is allowed."""
 
 import pytest
@@ -22,5 +22,5 @@ def test_an_unknown_rule_is_an_error_of_the_flow_s_field():
         resolved({"flows": [{}, {"loss_detection": "sack"}]})
     assert str(e.value).startswith(
         "flows[1].loss_detection: unknown loss detection 'sack'; "
-        "allowed: dupthresh, dupthresh-tlp, rack, fack"
+        "allowed: dupthresh, dupthresh-tlp, rack, fack, fack-tlp"
     ), str(e.value)

@@ -449,9 +449,11 @@ pub struct FlowConfig {
     #[serde(default)]
     pub ecn: bool,
     /// How the sender detects losses: "dupthresh" (RFC 6675), "dupthresh-tlp"
-    /// (with the tail loss probe), "rack" (RACK-TLP, RFC 8985) or "fack"
-    /// (forward acknowledgment, Linux 2.4-4.14); absent: the stack's
-    /// (docs/stacks.md). Without SACK, NewReno's DupThresh.
+    /// (with 3.10's tail loss probe and early retransmit), "rack" (RACK-TLP,
+    /// RFC 8985), "fack" (forward acknowledgment, Linux 2.4-4.14) or
+    /// "fack-tlp" (FACK with 3.10's probe and early retransmit, 3.16's
+    /// default); absent: the stack's (docs/stacks.md). Without SACK,
+    /// NewReno's DupThresh.
     #[serde(default)]
     #[schemars(schema_with = "loss_detection_schema")]
     pub loss_detection: Option<String>,

@@ -206,8 +206,10 @@ impl Stack {
             initial_window: 10,
             quickacks: LINUX_QUICKACKS,
             delack_timeout: None,
-            // FACK on (`tcp_fack` = 1) until 4.15 removed it.
-            loss_detection: LossDetection::Fack,
+            // FACK on (`tcp_fack` = 1) until 4.15 removed it, with early
+            // retransmit and the tail loss probe (`tcp_early_retrans` = 3,
+            // 3.10 to 4.10).
+            loss_detection: LossDetection::FackTlp,
             fack: FackRule::LINUX_316,
             dsack: true,
             tx_start: TxStart::AnyData,
@@ -437,7 +439,7 @@ mod tests {
                 Stack::Linux66 => (LossDetection::Rack, FackRule::LINUX_316),
                 Stack::Ns2 => (LossDetection::DupThresh, FackRule::NS2),
                 Stack::Ns2Linux => (LossDetection::Fack, FackRule::NS2),
-                Stack::Linux316 => (LossDetection::Fack, FackRule::LINUX_316),
+                Stack::Linux316 => (LossDetection::FackTlp, FackRule::LINUX_316),
                 _ => (LossDetection::Fack, FackRule::LINUX_OLD),
             };
             let p = stack.profile();

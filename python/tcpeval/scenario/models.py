@@ -142,7 +142,8 @@ class Flow(_Model):
     max_window: Window | None = None
     bytes: Size | None = None
     sack: bool = True
-    # "dupthresh", "dupthresh-tlp" or "rack" (the engine checks); None: the stack's.
+    # "dupthresh", "dupthresh-tlp", "rack", "fack" or "fack-tlp" (the engine
+    # checks); None: the stack's.
     loss_detection: str | None = None
     delayed_ack: bool = True
     # RFC 3168 ECN negotiated (engine tcp::ecn); DCTCP uses it whatever this says.

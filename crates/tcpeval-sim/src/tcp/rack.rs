@@ -41,8 +41,9 @@ pub enum LossDetection {
     /// RFC 6675 DupThresh (IsLost) only: Linux before 3.10, ns-2.
     #[default]
     DupThresh,
-    /// DupThresh with the tail loss probe: Linux 3.10-4.3 (`tcp_early_retrans`
-    /// = 3 from 3.10, "tcp: Tail loss probe (TLP)"), so 3.16.
+    /// DupThresh with the tail loss probe and early retransmit: Linux
+    /// 3.10-4.3 with `tcp_fack` off (`tcp_early_retrans` = 3 from 3.10, "tcp:
+    /// Tail loss probe (TLP)": delayed early retransmit plus TLP).
     DupThreshTlp,
     /// RACK-TLP: RACK beside DupThresh from 4.4 ("tcp: use RACK to detect
     /// losses"), RACK alone from 4.18 ("tcp: disable RFC6675 loss detection":
@@ -55,10 +56,13 @@ pub enum LossDetection {
     /// a retransmission is lost once anything sent after it is SACKed
     /// (`tcp_mark_lost_retrans`); the stack's FackRule gives the details.
     Fack,
+    /// FACK with the tail loss probe and early retransmit: Linux 3.10-4.14's
+    /// defaults (`tcp_fack` = 1, `tcp_early_retrans` = 3), so 3.16.
+    FackTlp,
 }
 
 /// The names flows use, in the order of LossDetection's variants.
-pub const LOSS_DETECTION_NAMES: [&str; 4] = ["dupthresh", "dupthresh-tlp", "rack", "fack"];
+pub const LOSS_DETECTION_NAMES: [&str; 5] = ["dupthresh", "dupthresh-tlp", "rack", "fack", "fack-tlp"];
 
 /// FACK's details by stack (LossDetection::Fack).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,15 +109,21 @@ impl LossDetection {
             "dupthresh-tlp" => Ok(LossDetection::DupThreshTlp),
             "rack" => Ok(LossDetection::Rack),
             "fack" => Ok(LossDetection::Fack),
+            "fack-tlp" => Ok(LossDetection::FackTlp),
             _ => Err(format!("unknown loss detection '{name}'; allowed: {}", LOSS_DETECTION_NAMES.join(", "))),
         }
+    }
+
+    /// FACK's marking (with the stack's FackRule).
+    pub fn fack(self) -> bool {
+        matches!(self, LossDetection::Fack | LossDetection::FackTlp)
     }
 
     /// The tail loss probe's rules, if this detection has one.
     pub fn tlp(self) -> Option<TlpVersion> {
         match self {
             LossDetection::DupThresh | LossDetection::Fack => None,
-            LossDetection::DupThreshTlp => Some(TlpVersion::Linux310),
+            LossDetection::DupThreshTlp | LossDetection::FackTlp => Some(TlpVersion::Linux310),
             LossDetection::Rack => Some(TlpVersion::Linux66),
         }
     }
@@ -131,14 +141,45 @@ const PTO_NO_SAMPLE: Time = SEC;
 /// Linux 3.10-3.19 `tcp_schedule_loss_probe`: the PTO is at least 10 ms.
 const PTO_FLOOR_310: Time = 10 * MS;
 
+/// Linux 3.6-4.10 `tcp_pause_early_retransmit`: early retransmit waits
+/// max(SRTT / 4, 2 ms) (`srtt_us >> 5`, `msecs_to_jiffies(2)`).
+const ER_DELAY_FLOOR: Time = 2 * MS;
+
 /// What the sender's one retransmission timer is armed for (Linux
-/// `icsk_pending`: ICSK_TIME_RETRANS, _LOSS_PROBE, _REO_TIMEOUT).
+/// `icsk_pending`: ICSK_TIME_RETRANS, _LOSS_PROBE, _REO_TIMEOUT,
+/// _EARLY_RETRANS).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum XmitTimer {
     #[default]
     Rto,
     Probe,
     Reorder,
+    EarlyRetrans,
+}
+
+/// The flow's state on an ACK, for early retransmit.
+#[derive(Clone, Copy, Debug)]
+pub struct ErContext {
+    pub retrans_out: u64,
+    pub sacked_out: u64,
+    pub packets_out: u64,
+    /// The window has room and there is new data (`tcp_may_send_now`).
+    pub can_send_more: bool,
+}
+
+/// Early retransmit (RFC 5827) as Linux 3.5-4.10 runs it with
+/// `tcp_early_retrans` = 3 ("Trick#6" of `tcp_time_to_recover`, tcp_input.c
+/// at v3.16): with fewer than 4 segments out, nothing retransmitted, at least
+/// one SACKed and one not, and nothing new that may go out, recovery is due;
+/// RFC 5827's mitigation A.3 first waits `er_delay` (removed in 4.11, "tcp:
+/// remove early retransmit", when RACK took over).
+pub fn early_retransmit_due(c: &ErContext) -> bool {
+    c.retrans_out == 0 && c.sacked_out > 0 && c.packets_out > c.sacked_out && c.packets_out < 4 && !c.can_send_more
+}
+
+/// How long early retransmit waits (`tcp_pause_early_retransmit`).
+pub fn er_delay(srtt: Time) -> Time {
+    (srtt / 4).max(ER_DELAY_FLOOR)
 }
 
 /// The tail loss probe's rules by Linux version.
@@ -200,6 +241,12 @@ impl TlpVersion {
     /// tlp_high_seq for it, 3.10 only for a retransmission).
     fn new_data_episode(self) -> bool {
         self == TlpVersion::Linux66
+    }
+
+    /// Early retransmit comes with 3.10's probe (`tcp_early_retrans` = 3
+    /// turns on both); 6.6 has none (RACK replaced it in 4.11).
+    pub fn early_retransmit(self) -> bool {
+        self == TlpVersion::Linux310
     }
 }
 
@@ -530,6 +577,7 @@ mod tests {
     use crate::net::{Kind, Packet};
     use crate::tcp::receiver::{Receiver, ReceiverConfig, NO_TS as NO_TS_ECR};
     use crate::tcp::sender::{Sender, SenderConfig};
+    use crate::time::US;
 
     /// Segments sent at `times`, recorded by the scoreboard and by RACK.
     fn sent_at(rack: &mut Rack, times: &[Time]) -> Scoreboard {
@@ -559,7 +607,7 @@ mod tests {
         for name in LOSS_DETECTION_NAMES {
             assert_eq!(LossDetection::from_name(name).unwrap().name(), name);
         }
-        assert_eq!(LossDetection::from_name("sack").unwrap_err(), "unknown loss detection 'sack'; allowed: dupthresh, dupthresh-tlp, rack, fack");
+        assert_eq!(LossDetection::from_name("sack").unwrap_err(), "unknown loss detection 'sack'; allowed: dupthresh, dupthresh-tlp, rack, fack, fack-tlp");
     }
 
     /// RFC 8985 section 7.2 at Linux 6.6: 2 SRTT + 200 ms with one packet
@@ -771,6 +819,42 @@ mod tests {
         assert_eq!((rack.completed, rack.counters.timeouts, rack.counters.retransmits), (Some(30 * MS), 0, 2));
         let dupthresh = transfer(LossDetection::DupThresh, 12, &[5, 5], 10 * MS);
         assert_eq!((dupthresh.completed, dupthresh.counters.timeouts), (Some(230 * MS), 1));
+    }
+
+    /// 3 segments over 10 ms, segment 1 lost. The ACK of 0 and the SACK of 2
+    /// arrive at 10 ms: 2 out, 1 SACKed, nothing new to send. 3.16's early
+    /// retransmit waits max(srtt / 4, 2 ms) = 2.5 ms, then resends 1: done at
+    /// 22.5 ms. FACK alone (fackets_out 2, not above 3) and DupThresh wait for
+    /// the RTO (10 + 210 ms): done at 230 ms.
+    #[test]
+    fn early_retransmit_resends_a_hole_with_fewer_than_four_out() {
+        for rule in [LossDetection::FackTlp, LossDetection::DupThreshTlp] {
+            let er = transfer(rule, 3, &[1], 10 * MS);
+            assert_eq!(er.completed, Some(22 * MS + 500 * US), "{rule:?}");
+            assert_eq!((er.counters.timeouts, er.counters.recoveries, er.counters.retransmits), (0, 1, 1), "{rule:?}");
+            assert_eq!(er.tlp.map(|t| t.probes), Some(0), "{rule:?}");
+        }
+        for rule in [LossDetection::Fack, LossDetection::DupThresh] {
+            let plain = transfer(rule, 3, &[1], 10 * MS);
+            assert_eq!((plain.completed, plain.counters.timeouts), (Some(230 * MS), 1), "{rule:?}");
+        }
+    }
+
+    /// 12 segments over 10 ms, 7, 10 and 11 lost. The ACKs at 10 ms leave
+    /// 7-11 out and schedule the probe for 30 ms; the SACKs of 8 and 9 put
+    /// the flow in Disorder (fackets_out 3: no recovery; 5 out: no early
+    /// retransmit). 3.16's `tcp_ack` turns the probe back into the RTO and
+    /// schedules no probe outside Open, so the RTO fires, counted from 7's
+    /// transmission (`tcp_rearm_rto` replacing a probe): at 210 ms; 7 is
+    /// ACKed at 220, 10 and 11 at 230 ms. A probe kept pending would have
+    /// resent 11 at 30 ms and started recovery on its SACK. FACK alone
+    /// restarted the RTO at the 10 ms ACKs: done at 240 ms.
+    #[test]
+    fn a_duplicate_ack_cancels_the_pending_probe_at_3_16() {
+        let tlp = transfer(LossDetection::FackTlp, 12, &[7, 10, 11], 10 * MS);
+        assert_eq!((tlp.completed, tlp.counters.timeouts, tlp.tlp.map(|t| t.probes)), (Some(230 * MS), 1, Some(0)));
+        let fack = transfer(LossDetection::Fack, 12, &[7, 10, 11], 10 * MS);
+        assert_eq!((fack.completed, fack.counters.timeouts), (Some(240 * MS), 1));
     }
 
     proptest::proptest! {

@@ -126,6 +126,9 @@ pub struct AckInfo {
     /// The head was last sent more than an RTO ago, at a stack that asks
     /// (`FackRule::head_timeout`: 2.4-2.6.22 `tcp_head_timedout`).
     pub head_timed_out: bool,
+    /// Early retransmit found recovery due now (3.10-4.10; rack::
+    /// early_retransmit_due without its pause).
+    pub early_retransmit: bool,
 }
 
 impl AckInfo {
@@ -395,7 +398,7 @@ impl Recovery {
     /// episode (RFC 6582 section 3.2 step 2).
     fn time_to_recover(&self, board: &Scoreboard, a: &AckInfo) -> bool {
         if self.sack {
-            board.lost_out > 0 || a.head_timed_out
+            board.lost_out > 0 || a.head_timed_out || a.early_retransmit
         } else {
             board.sacked_out as u64 >= DUP_THRESH && board.snd_una >= self.high_seq
         }

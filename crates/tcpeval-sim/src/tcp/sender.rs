@@ -13,7 +13,7 @@
 use super::ecn::{EcnMode, EcnSender};
 use super::hooks;
 use super::ns2_agent::{Ns2Agent, Ns2AgentKind, SentSeg};
-use super::rack::{FackRule, LossDetection, ProbeContext, Rack, RackAck, Tlp, TlpOutcome, TlpVersion, XmitTimer};
+use super::rack::{early_retransmit_due, er_delay, ErContext, FackRule, LossDetection, ProbeContext, Rack, RackAck, Tlp, TlpOutcome, TlpVersion, XmitTimer};
 use super::rate::{RateState, RateTrack};
 use super::recovery::{AckInfo, Recovery};
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, INITIAL_SCOREBOARD};
@@ -297,7 +297,7 @@ impl Sender {
     /// The loss detection `rule`, with FACK's details `fack` (the stack's).
     pub fn with_loss_detection(mut self, rule: LossDetection, fack: FackRule) -> Self {
         let rule = if self.cfg.sack { rule } else { LossDetection::DupThresh };
-        self.fack = (rule == LossDetection::Fack).then_some(fack);
+        self.fack = rule.fack().then_some(fack);
         self.use_rack = rule == LossDetection::Rack;
         if self.use_rack {
             self.board.use_rack();
@@ -365,6 +365,7 @@ impl Sender {
         if self.ns2.is_some() {
             return self.on_ack_ns2(p, now, out);
         }
+        self.cancel_early_timers(now);
         let prior_in_flight = self.in_flight() as u32;
         let acked = p.ack - self.snd_una();
         let dsack = if self.cfg.sack { Scoreboard::dsack_block(p.ack, p.sack_blocks()) } else { None };
@@ -397,7 +398,8 @@ impl Sender {
         }
         let can_send_new = prior_state == CaState::Loss && self.may_send_new();
         let head_timed_out = self.fack.is_some_and(|r| r.head_timeout) && self.board.head_timed_out(now, self.rtt.rto());
-        let info = AckInfo { acked, sacked, orig_acked, tsecr, can_send_new, head_timed_out };
+        let early_retransmit = self.early_retransmit_now(now);
+        let info = AckInfo { acked, sacked, orig_acked, tsecr, can_send_new, head_timed_out, early_retransmit };
         let entered = self.recovery.on_ack(&info, &mut self.board, &mut self.cc, &mut self.s);
         if entered && head_timed_out {
             // 2.6.22 `tcp_fastretrans_alert`: `tcp_update_scoreboard` right after
@@ -626,6 +628,7 @@ impl Sender {
         match std::mem::take(&mut self.timer) {
             XmitTimer::Probe => return self.send_loss_probe(now, out),
             XmitTimer::Reorder => return self.on_reorder_timer(now, out),
+            XmitTimer::EarlyRetrans => return self.on_early_retrans_timer(now, out),
             XmitTimer::Rto => {}
         }
         self.counters.timeouts += 1;
@@ -958,6 +961,12 @@ impl Sender {
     /// data, then a probe in its place if the rules allow.
     fn set_xmit_timer_after_ack(&mut self, acked: u64, reo_armed: bool, now: Time) {
         let Some(tlp) = self.tlp else { return };
+        // Armed by this ACK's state machine, after 3.16's RTO restart on
+        // acknowledged data (`tcp_clean_rtx_queue`); the probe is only
+        // scheduled in place of an RTO.
+        if self.timer == XmitTimer::EarlyRetrans {
+            return;
+        }
         if self.packets_out() == 0 {
             self.rto_deadline = None;
             return;
@@ -1033,6 +1042,58 @@ impl Sender {
             tlp.sent(snd_nxt, retrans);
         }
         self.arm_timer(XmitTimer::Rto, now + self.rtt.rto());
+    }
+
+    /// 3.10-4.10 `tcp_ack` first turns a pending probe or early-retransmit
+    /// timer back into the RTO (`tcp_rearm_rto`); the ACK may schedule either
+    /// again.
+    fn cancel_early_timers(&mut self, now: Time) {
+        let old_rules = self.tlp.is_some_and(|t| t.version.early_retransmit());
+        if old_rules && matches!(self.timer, XmitTimer::Probe | XmitTimer::EarlyRetrans) && self.rto_deadline.is_some() {
+            self.rearm_rto(now);
+        }
+    }
+
+    /// Early retransmit on this ACK (rack::early_retransmit_due): whether
+    /// recovery starts now. It waits for its timer instead when there is an
+    /// RTT sample and the RTO would not fire first
+    /// (`tcp_pause_early_retransmit`).
+    fn early_retransmit_now(&mut self, now: Time) -> bool {
+        let on = self.tlp.is_some_and(|t| t.version.early_retransmit());
+        if !on || self.board.lost_out > 0 || !matches!(self.s.ca_state, CaState::Open | CaState::Disorder | CaState::Cwr) {
+            return false;
+        }
+        let c = ErContext {
+            retrans_out: self.board.retrans_out() as u64,
+            sacked_out: self.board.sacked_out as u64,
+            packets_out: self.packets_out(),
+            can_send_more: self.in_flight() < self.s.cwnd as u64 && self.may_send_new(),
+        };
+        if !early_retransmit_due(&c) {
+            return false;
+        }
+        let delay = er_delay(self.rtt.srtt);
+        if self.rtt.srtt == 0 || self.rto_deadline.is_none_or(|at| at <= now + delay) {
+            return true;
+        }
+        self.arm_timer(XmitTimer::EarlyRetrans, now + delay);
+        false
+    }
+
+    /// The early-retransmit timer fired (`tcp_resume_early_retransmit`):
+    /// the RTO from the head's transmission, recovery, the head marked lost
+    /// (`tcp_update_scoreboard(sk, 1)`) and resent; no window step until the
+    /// next ACK.
+    fn on_early_retrans_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.timer = XmitTimer::EarlyRetrans;
+        self.rearm_rto(now);
+        if self.recovery.enter_on_timer(&mut self.board, &mut self.cc, &mut self.s) {
+            self.counters.recoveries += 1;
+            self.end_tlp_episode();
+            self.board.mark_head_lost();
+            self.sync_state(now);
+            self.send(now, out);
+        }
     }
 
     /// RACK's reordering timer fired (`tcp_rack_reo_timeout`): mark what has
