@@ -287,7 +287,10 @@ impl Stack {
     /// * ns-2.35 Agent/TCP/Vegas: `v_alpha_` 1, `v_beta_` 3 (ns-default.tcl);
     /// * BIC at 2.4: the built-in BIC of 2.6.11 (tcp_input.c, include/net/tcp.h
     ///   `BICTCP_MAX_INCREMENT` 32, `BICTCP_FUNC_OF_MIN_INCR` 11 in smooth_part's
-    ///   place) for NCSU's 2.4 patch, which is not public.
+    ///   place) for NCSU's 2.4 patch, which is not public;
+    /// * BIC at 2.6.13: the module's `max_increment` 32 (2.6.13-2.6.14; the
+    ///   -stable patch "BIC TCP: max increment too large" for 2.6.14.2 set it
+    ///   to 16, since 2.6.13's code already divides by the ACK ratio).
     fn era_params(self, alg: &str) -> Map<String, Value> {
         let pairs: Vec<(&str, Value)> = match (self.modules(), alg) {
             (Stack::Linux2613 | Stack::Linux2622, "cubic") => vec![("beta", (819.0 / 1024.0).into()), ("hystart", false.into())],
@@ -295,6 +298,7 @@ impl Stack {
             (Stack::Linux2613 | Stack::Linux2622 | Stack::Linux316, "scalable") => vec![("ai_cnt", 50.into())],
             (Stack::Ns2, "vegas") => vec![("alpha", 1.into()), ("beta", 3.into())],
             (Stack::Linux24, "bic") => vec![("max_increment", 32.into()), ("smooth_part", 11.into())],
+            (Stack::Linux2613, "bic") => vec![("max_increment", 32.into())],
             _ => vec![],
         };
         pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()

@@ -330,6 +330,27 @@ mod tests {
         assert_eq!(builtin.search_cnt(500), 500 / 16, "the built-in one does not");
     }
 
+    /// 2.6.13's module searches with `max_increment` 32, 2.6.22's with 16;
+    /// both divide cnt by the ACK ratio (2, kept x16 as 32). Far below W_max
+    /// (500 against 1000: dist 125) 2.6.13's cnt = 500 / 32 = 15, halved to
+    /// 7: one packet per 8 ACKs up to 511 (96 ACKs), then 512 / 32 = 16, 8:
+    /// one per 9 (154 ACKs, 17 more): +29 in a round of 250 ACK pairs.
+    /// 2.6.22: 31, 15: one per 16 up to 511 (192 ACKs), then 32, 16: one per
+    /// 17 (58 ACKs, 3 more): +15.
+    #[test]
+    fn the_2_6_13_stack_s_bic_steps_twice_as_far_below_w_max() {
+        let round_far_below = |stack: Stack| {
+            let mut h = Harness::for_stack(stack, "bic", 500);
+            h.s.ssthresh = 10;
+            let crate::cc::Cc::Bic(b) = &mut h.cc else { unreachable!("built as bic") };
+            b.last_max_cwnd = 1000;
+            b.loss_cwnd = 1000;
+            h.ack_round_in_pairs();
+            h.s.cwnd - 500
+        };
+        assert_eq!((round_far_below(Stack::Linux2613), round_far_below(Stack::Linux2622)), (29, 15));
+    }
+
     #[test]
     fn delayed_acks_double_the_per_round_step() {
         // One ACK per packet: ratio 1; the default assumes 2, which the EWMA learns.
