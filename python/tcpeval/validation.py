@@ -279,7 +279,10 @@ STACK_RESPONSE = {
     ("cubic", "linux-3.16"): (_cubic_per_ack(CUBIC_BETA), "RFC 9438, beta 0.7, friendly b = 2"),
     **{("bic", s): (lambda p, rtt_s: bic_window(p, rtt_s, ack_ratio=1.0),
                     "BIC cycle, per-ACK count (ack ratio 1)")
-       for s in ("linux-2.6.13", "linux-2.6.22", "linux-3.16")},
+       for s in ("linux-2.6.22", "linux-3.16")},
+    # 2.6.13's module: max increment 32 (docs/stacks.md, BIC).
+    ("bic", "linux-2.6.13"): (lambda p, rtt_s: bic_window(p, rtt_s, smax=32.0, ack_ratio=1.0),
+                              "BIC cycle, per-ACK count (ack ratio 1), max increment 32"),
     # 2.6.11's built-in BIC: no ACK-ratio division, so delayed ACKs halve each
     # step; max increment 32, smallest step 4/11.
     ("bic", "linux-2.4"): (lambda p, rtt_s: bic_window(p, rtt_s, smax=32.0, ack_ratio=0.5,
