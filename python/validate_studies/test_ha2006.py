@@ -28,14 +28,9 @@ DISAGREE = {
         "two STCP flows keep the 20%-BDP buffer busy (0.875 x 1.2 BDP > BDP): 1.000",
     "With a 2 Mbyte buffer and background, H-TCP's utilisation degrades to 75%":
         "ours 0.98: the background fills what H-TCP's adaptive backoff leaves",
-    # On linux-2.6.13 (issue 30) FAST's CoV row and H-TCP and STCP's loss rates
-    # hold (they did not on today's Linux); this one no longer does.
-    "FAST's intra-protocol fairness is lower":
-        "linux-2.6.13 quick run (issue 30): FAST's Jain index with background +0.002 "
-        "against without (on today's Linux -0.003): within a few thousandths either way",
-    "H-TCP and STCP have the highest loss rates with background":
-        "linux-2.6.13 quick run with FACK (b452db4): worse rank 3 (2 before FACK; the full "
-        "profile keeps 2 with FACK)",
+    # On linux-2.6.13 (issue 30) FAST's CoV row, FAST's intra-protocol fairness
+    # (-0.005 at 379f953, +0.002 at b452db4: a few thousandths either way) and H-TCP
+    # and STCP's loss rates (worse rank 2 at 379f953, 3 at b452db4) hold.
 }
 
 
