@@ -301,14 +301,6 @@ mod tests {
         assert!((829..=833).contains(&new.s.cwnd), "today: {}", new.s.cwnd);
     }
 
-    /// Near W_max the built-in BIC of 2.6.11 (the linux-2.4 stack's) keeps
-    /// cnt as computed while the 2.6.22 module halves it for delayed ACKs.
-    /// W_max 1000, cwnd 960, one round of 480 ACKs of two, counted per ACK
-    /// (+1 per cnt + 1 ACKs). 2.4: cnt = 960 / ((1000 - 960) / 4) = 96, then
-    /// 961 / 9 = 106, 962 / 9 = 106, 963 / 9 = 107: 97 + 107 + 107 + 108 = 419
-    /// ACKs, the next needs 108 more: 964. 2.6.22: 48, 53, 53, 53, 53 (one per
-    /// 49 or 54 ACKs: 265), then 965-968 with dist 8: 120 / 2 = 60 (61 each:
-    /// 448), 969 would need 70 more: 968.
     /// cwnd after one round of ACK pairs from `cwnd` in avoidance, W_max 1000,
     /// with `stack`'s BIC.
     fn round_below_w_max(stack: Stack, cwnd: u32) -> u32 {
@@ -320,6 +312,14 @@ mod tests {
         h.s.cwnd
     }
 
+    /// Near W_max the built-in BIC of 2.6.11 (the linux-2.4 stack's) keeps
+    /// cnt as computed while the 2.6.22 module halves it for delayed ACKs.
+    /// W_max 1000, cwnd 960, one round of 480 ACKs of two, counted per ACK
+    /// (+1 per cnt + 1 ACKs). 2.4: cnt = 960 / ((1000 - 960) / 4) = 96, then
+    /// 961 / 9 = 106, 962 / 9 = 106, 963 / 9 = 107: 97 + 107 + 107 + 108 = 419
+    /// ACKs, the next needs 108 more: 964. 2.6.22: 48, 53, 53, 53, 53 (one per
+    /// 49 or 54 ACKs: 265), then 965-968 with dist 8: 120 / 2 = 60 (61 each:
+    /// 448), 969 would need 70 more: 968.
     #[test]
     fn the_2_4_stack_runs_the_built_in_bic_of_2_6_11() {
         assert_eq!(round_below_w_max(Stack::Linux24, 960), 964);

@@ -772,6 +772,12 @@ impl Sender {
         true
     }
 
+    /// The window has room and new data may go out (Linux `tcp_may_send_now`,
+    /// Nagle aside).
+    fn may_send_now(&self) -> bool {
+        self.in_flight() < self.s.cwnd as u64 && self.may_send_new()
+    }
+
     fn may_send_new(&self) -> bool {
         self.total_segs.is_none_or(|t| self.snd_nxt() < t) && self.packets_out() < self.cfg.max_window
     }
@@ -937,7 +943,7 @@ impl Sender {
             srtt: self.rtt.srtt,
             packets_out: self.packets_out(),
             state: self.s.ca_state,
-            can_send_more: self.in_flight() < self.s.cwnd as u64 && self.may_send_new(),
+            can_send_more: self.may_send_now(),
             rto_in,
         };
         let Some(pto) = tlp.version.pto(&c) else { return false };
@@ -1044,12 +1050,16 @@ impl Sender {
         self.arm_timer(XmitTimer::Rto, now + self.rtt.rto());
     }
 
+    /// 3.10's rules: early retransmit comes with the probe.
+    fn has_early_retransmit(&self) -> bool {
+        self.tlp.is_some_and(|t| t.version.early_retransmit())
+    }
+
     /// 3.10-4.10 `tcp_ack` first turns a pending probe or early-retransmit
     /// timer back into the RTO (`tcp_rearm_rto`); the ACK may schedule either
     /// again.
     fn cancel_early_timers(&mut self, now: Time) {
-        let old_rules = self.tlp.is_some_and(|t| t.version.early_retransmit());
-        if old_rules && matches!(self.timer, XmitTimer::Probe | XmitTimer::EarlyRetrans) && self.rto_deadline.is_some() {
+        if self.has_early_retransmit() && matches!(self.timer, XmitTimer::Probe | XmitTimer::EarlyRetrans) && self.rto_deadline.is_some() {
             self.rearm_rto(now);
         }
     }
@@ -1059,15 +1069,15 @@ impl Sender {
     /// RTT sample and the RTO would not fire first
     /// (`tcp_pause_early_retransmit`).
     fn early_retransmit_now(&mut self, now: Time) -> bool {
-        let on = self.tlp.is_some_and(|t| t.version.early_retransmit());
-        if !on || self.board.lost_out > 0 || !matches!(self.s.ca_state, CaState::Open | CaState::Disorder | CaState::Cwr) {
+        // A loss already marked makes recovery due without it (Trick#1 first).
+        if !self.has_early_retransmit() || self.board.lost_out > 0 || !matches!(self.s.ca_state, CaState::Open | CaState::Disorder | CaState::Cwr) {
             return false;
         }
         let c = ErContext {
             retrans_out: self.board.retrans_out() as u64,
             sacked_out: self.board.sacked_out as u64,
             packets_out: self.packets_out(),
-            can_send_more: self.in_flight() < self.s.cwnd as u64 && self.may_send_new(),
+            can_send_more: self.may_send_now(),
         };
         if !early_retransmit_due(&c) {
             return false;
