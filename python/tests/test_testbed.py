@@ -240,6 +240,8 @@ def test_two_flows_fill_the_link_at_100mbps_50ms():
     assert s["bottleneck"]["drops_total"] > 0 and s["jain_index"] is not None
     # Queueing on top of the 50 ms base RTT, bounded by one BDP of buffer.
     assert all(50 < f["mean_srtt_ms"] < 105 for f in s["flows"])
+    # The receiving namespace's counters: it took the data on its fast path.
+    assert all(f["sink_netstat"].get("TCPHPHits", 0) > 0 for f in result.raw["flows"])
 
 
 @needs_testbed

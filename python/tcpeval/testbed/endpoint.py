@@ -59,6 +59,11 @@ def netstat() -> dict[str, int]:
     return out
 
 
+def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """The counters that moved between two netstat() readings."""
+    return {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
+
+
 def emit(obj: dict) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
@@ -104,6 +109,7 @@ def sink(a: argparse.Namespace) -> None:
     probe.bind((a.bind, PROBE_PORT))
     probe.listen(16)  # the kernel completes probe handshakes without accept()
     emit({"kind": "listening"})
+    before = netstat()
     state = {"bytes": 0, "completed": None}
     stop = threading.Event()
     def take(t: float) -> None:
@@ -132,7 +138,8 @@ def sink(a: argparse.Namespace) -> None:
     done = state["completed"]
     emit({"kind": "end", "t": now(a.t0), "bytes": state.get("sampled", 0),
           "first_byte": state.get("first_byte"),
-          "completed": done if done is not None and done <= a.duration else None})
+          "completed": done if done is not None and done <= a.duration else None,
+          "netstat": _delta(before, netstat())})
 
 
 def _accept(lsock: socket.socket, t0: float, duration: float) -> socket.socket | None:
@@ -197,10 +204,9 @@ def send(a: argparse.Namespace) -> None:
     stop.set()
     sampler.join()
     final = _kept(tcp_info(sock))
-    after = netstat()
-    delta = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
     emit({"kind": "end", "t": now(a.t0), "cc": cc, "finished_sending": finished, **final,
-          "connect_s": connect_s, "established_s": established_s, "netstat": delta})
+          "connect_s": connect_s, "established_s": established_s,
+          "netstat": _delta(before, netstat())})
     _abort(sock)
 
 

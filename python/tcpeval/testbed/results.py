@@ -174,6 +174,9 @@ def flows(plan: Plan, config: dict, m: dict) -> list[dict]:
             "reordering_events": end.get("reord_seen", 0),
             "dsack_dups": end.get("dsack_dups", 0),
             "netstat": ns,
+            # The receiving namespace's TcpExt counters (shared by the flows
+            # that end there): how its ACKs went out (DelayedACKs, ...).
+            "sink_netstat": got.get("netstat", {}),
         })
     return out
 
