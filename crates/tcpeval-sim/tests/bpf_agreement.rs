@@ -28,6 +28,8 @@ enum Step {
     /// The next ACKs' TSval (ns) and that they echo a timestamp.
     Tsval(u64),
     Tsecr,
+    /// Whether the sender is using its window (`tcp_is_cwnd_limited`).
+    Limited(bool),
     Ack(u32),
     Lose,
     Timeout,
@@ -42,6 +44,7 @@ impl Step {
             Step::SndNxt(v) => format!("snd_nxt {v}"),
             Step::Tsval(v) => format!("tsval {v}"),
             Step::Tsecr => "tsecr 0".into(),
+            Step::Limited(v) => format!("limited {}", v as u8),
             Step::Ack(v) => format!("ack {v}"),
             Step::Lose => "lose".into(),
             Step::Timeout => "timeout".into(),
@@ -66,6 +69,9 @@ enum Action {
     StampedRound { pairs: bool },
     /// The forward delay of the timestamped rounds from now on (ns).
     Forward(u64),
+    /// Whether the sender uses its window from now on (Linux
+    /// `tcp_is_cwnd_limited`; a paced or application-limited flow does not).
+    Limited(bool),
 }
 
 fn bpf_dir() -> PathBuf {
@@ -141,6 +147,7 @@ fn simulate(alg: &str, cwnd: u32, actions: &[Action]) -> (Vec<Step>, Vec<(u32, u
             Step::SndNxt(v) => h.s.snd_nxt = v,
             Step::Tsval(v) => tsval = v,
             Step::Tsecr => tsecr = true,
+            Step::Limited(v) => h.s.cwnd_limited = v,
             Step::Ack(n) if tsecr => {
                 let sample = AckSample { acked: n, rtt: Some(h.rtt), in_flight: h.s.cwnd, rcv_tsval: tsval, rcv_tsecr: Some(0) };
                 h.ack_sample(&sample);
@@ -175,6 +182,7 @@ fn simulate(alg: &str, cwnd: u32, actions: &[Action]) -> (Vec<Step>, Vec<(u32, u
             Action::Ssthresh(v) => take(&mut h, Step::Ssthresh(v)),
             Action::Rtt(v) => take(&mut h, Step::Rtt(v)),
             Action::Forward(v) => forward = v,
+            Action::Limited(v) => take(&mut h, Step::Limited(v)),
             Action::StampedRound { pairs } => {
                 let per_ack: usize = if pairs { 2 } else { 1 };
                 for _ in 0..(h.s.cwnd as usize).div_ceil(per_ack) {
@@ -261,8 +269,15 @@ fn life() -> Vec<Action> {
         a.push(Action::Rtt(ms * 1_000_000));
         a.extend([Action::Round { pairs: false }, Action::Round { pairs: true }]);
     }
+    // Rounds that leave the window unused (a paced or application-limited
+    // sender): Linux's modules grow only when tcp_is_cwnd_limited, Vegas's and
+    // FAST's delay updates run regardless.
+    a.extend([Action::Limited(false), Action::Rtt(104_000_000), Action::Round { pairs: true }]);
+    a.extend([Action::Rtt(100_000_000), Action::Round { pairs: true }, Action::Limited(true)]);
     a.extend([Action::Lose, Action::Round { pairs: true }, Action::Timeout]);
-    a.extend([Action::Round { pairs: false }; 12]);
+    a.extend([Action::Round { pairs: false }; 3]);
+    a.extend([Action::Limited(false), Action::Round { pairs: false }, Action::Limited(true)]);
+    a.extend([Action::Round { pairs: false }; 8]);
     a
 }
 
@@ -399,6 +414,7 @@ fn action() -> impl Strategy<Value = Action> {
         1 => Just(Action::Timeout),
         1 => (2u32..3000).prop_map(Action::Ssthresh),
         2 => (20u64..400).prop_map(|ms| Action::Rtt(ms * 1_000_000)),
+        1 => any::<bool>().prop_map(Action::Limited),
     ]
 }
 

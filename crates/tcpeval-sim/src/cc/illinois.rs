@@ -253,9 +253,20 @@ impl CongestionOps for Illinois {
         }
     }
 
+    /// The round's update of alpha and beta runs whether or not the window is
+    /// in use; only the growth waits for it (tcp_illinois.c calls
+    /// `update_params` before its `tcp_is_cwnd_limited` test, at 2.6.22 as
+    /// today).
+    fn waits_for_window_use(&self, _s: &CcState) -> bool {
+        false
+    }
+
     fn cong_avoid(&mut self, s: &mut CcState, acked: u32) {
         if s.snd_una > self.end_seq {
             self.update_params(s);
+        }
+        if !s.cwnd_limited {
+            return;
         }
         if s.in_slow_start() {
             slow_start(s, acked);
@@ -296,6 +307,7 @@ mod tests {
     use super::*;
     use serde_json::Map;
     use crate::cc::harness::Harness;
+    use crate::time::MS;
 
     fn ill() -> Illinois {
         crate::cc::params::parse_map(&Map::new()).map(|c| Illinois::new(&c)).unwrap()
@@ -357,6 +369,24 @@ mod tests {
         assert_eq!((h.s.cwnd, h.cc.alpha(), h.cc.beta()), (109, 10.0, 0.125));
         // ssthresh = 109 - (109 * 8 >> 6) = 109 - 13 = 96.
         assert_eq!(h.lose(), 96);
+    }
+
+    #[test]
+    fn a_round_with_the_window_unused_updates_alpha_but_does_not_grow() {
+        // tcp_illinois.c updates alpha and beta at the end of each round before
+        // its tcp_is_cwnd_limited test. One round at the base RTT, then rounds
+        // with 50 ms of queueing while the window is unused: alpha falls from
+        // 10 (the delay is the maximum seen) and cwnd stays.
+        let mut h = Harness::new(ill(), 100);
+        h.s.ssthresh = 10;
+        h.ack_round();
+        let cwnd = h.s.cwnd;
+        h.s.cwnd_limited = false;
+        h.rtt = 150 * MS;
+        h.ack_round();
+        h.ack_round();
+        assert_eq!(h.s.cwnd, cwnd);
+        assert!(h.cc.alpha() < 1.0, "alpha {}", h.cc.alpha());
     }
 
     #[test]

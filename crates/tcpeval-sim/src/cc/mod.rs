@@ -273,7 +273,9 @@ pub trait CongestionOps {
     /// asked). Linux's modules test `tcp_is_cwnd_limited` first, and so does
     /// every algorithm here, except those whose round update must run each
     /// round: Vegas in its own branch (tcp_vegas.c at 2.6.22 and today tests
-    /// only on its Reno paths; 2.6.11's `tcp_ack` skipped the test for Vegas).
+    /// only on its Reno paths; 2.6.11's `tcp_ack` skipped the test for Vegas),
+    /// Illinois (its alpha/beta update comes before the test) and FAST. Those
+    /// read `s.cwnd_limited` themselves where their growth waits.
     fn waits_for_window_use(&self, _s: &CcState) -> bool {
         true
     }
@@ -579,6 +581,7 @@ impl CongestionOps for Cc {
         match self {
             Cc::Vegas(v) => v.waits_for_window_use(s),
             Cc::Fast(f) => f.waits_for_window_use(s),
+            Cc::Illinois(i) => i.waits_for_window_use(s),
             _ => true,
         }
     }

@@ -3,8 +3,9 @@
  * primitive steps as the simulator's cc harness (crates/tcpeval-sim/src/cc/
  * harness.rs): after each command it prints "cwnd ssthresh". Commands:
  *   init CWND | ssthresh N | advance NS | rtt NS | snd_nxt N | tsval NS | tsecr NS |
- *   ack N | lose | timeout
- * (tsval: the next ACKs' TSval, in the harness's ns; tsecr: they echo one.)
+ *   limited 0|1 | ack N | lose | timeout
+ * (tsval: the next ACKs' TSval, in the harness's ns; tsecr: they echo one;
+ * limited: whether the sender is using its window, tcp_is_cwnd_limited.)
  * The kernel's order (net/ipv4/tcp_input.c): pkts_acked from tcp_clean_rtx_queue,
  * then tcp_cong_control's cong_avoid; a loss is tcp_init_cwnd_reduction, the
  * Recovery state, tcp_end_cwnd_reduction; a timeout is tcp_enter_loss. */
@@ -33,6 +34,14 @@ static void event(enum tcp_ca_event ev)
 		tcpe_user_ops.cwnd_event(sk, ev);
 }
 
+/* Both signals tcp_is_cwnd_limited reads: the flag in congestion avoidance,
+ * max_packets_out against cwnd / 2 in slow start. */
+static void set_limited(int limited)
+{
+	tp.is_cwnd_limited = limited;
+	tp.max_packets_out = limited ? ~0U >> 1 : 0;
+}
+
 static void init(__u32 cwnd)
 {
 	memset(&tp, 0, sizeof(tp));
@@ -41,8 +50,7 @@ static void init(__u32 cwnd)
 	tp.snd_cwnd_clamp = ~0U;
 	tp.mss_cache = 1448; /* the cc harness's MSS */
 	tp.srtt_us = (__u32)(rtt / 1000) << 3;
-	tp.is_cwnd_limited = 1;
-	tp.max_packets_out = ~0U >> 1;
+	set_limited(1);
 	if (tcpe_user_ops.init)
 		tcpe_user_ops.init(sk);
 }
@@ -113,6 +121,8 @@ int main(void)
 			tp.shim_tsval_ns = v;
 		else if (!strcmp(cmd, "tsecr"))
 			tp.shim_has_tsecr = 1;
+		else if (!strcmp(cmd, "limited"))
+			set_limited(v != 0);
 		else if (!strcmp(cmd, "ack"))
 			ack((__u32)v);
 		else

@@ -104,8 +104,9 @@ TCPEVAL_OP(void, fast_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcpe_fast *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 
-	if (!cwnd_limited(tp))
-		return;
+	/* No tcp_is_cwnd_limited test: FAST paces, so in flight trails a window
+	 * it has just raised, and its round update runs whether or not the window
+	 * is in use (fast.rs waits_for_window_use, after Vegas's own branch). */
 	if (seq_after(ack, ca->round_end))
 		end_of_round(tp, ca, acked);
 	else if (in_slow_start(tp))
