@@ -109,6 +109,12 @@ pub struct Profile {
     pub cwnd_test: CwndTest,
     /// Which segments give an ACK's RTT samples (tcp::rtt::RttSampling).
     pub rtt_sampling: RttSampling,
+    /// Whether the sender sets a paced flow's rate by Linux's
+    /// `tcp_update_pacing_rate` after each ACK's window step (TCP's internal
+    /// pacing, 4.13 on: a module that asks for pacing without `cong_control`,
+    /// FAST here, gets that rate, not its own). Earlier stacks keep the
+    /// module's rate.
+    pub tcp_pacing: bool,
     /// The sender is one of ns-2's own agents (tcp::ns2_agent), set by
     /// `build` for the algorithms ns-2 has as agents of their own (Vegas,
     /// Tahoe) at the ns2 stack.
@@ -193,6 +199,7 @@ impl Stack {
             undo: UndoRule::Linux26,
             cwnd_test: CwndTest::PriorInFlight,
             rtt_sampling: RttSampling::Linux26,
+            tcp_pacing: false,
             ns2_agent: None,
         };
         let linux_new = |growth| Profile {
@@ -216,6 +223,7 @@ impl Stack {
             undo: UndoRule::Linux316,
             cwnd_test: CwndTest::Validated,
             rtt_sampling: RttSampling::Current,
+            tcp_pacing: false,
             ns2_agent: None,
         };
         match self {
@@ -231,7 +239,12 @@ impl Stack {
             // PRR-SSRB on every ACK below ssthresh (tcp_cwnd_reduction, 3.16.0).
             Stack::Linux316 => Profile { reduction: Reduction::PrrSsrb, ..linux_new(Growth::PerAckAvoidance) },
             // RACK-TLP: Linux's only loss detection from 4.18 (tcp::rack).
-            Stack::Linux66 => Profile { loss_detection: LossDetection::Rack, undo: UndoRule::Linux66, ..linux_new(Growth::PerPacket) },
+            Stack::Linux66 => Profile {
+                loss_detection: LossDetection::Rack,
+                undo: UndoRule::Linux66,
+                tcp_pacing: true,
+                ..linux_new(Growth::PerPacket)
+            },
             Stack::Ns2 => Profile {
                 growth: Growth::PerAck,
                 reduction: Reduction::Halve,
@@ -247,6 +260,7 @@ impl Stack {
                 undo: UndoRule::Off,
                 cwnd_test: CwndTest::Always,
                 rtt_sampling: RttSampling::Current,
+                tcp_pacing: false,
                 ns2_agent: None,
             },
             // The sink is ns-2's TCPSink/Sack1/DelAck: no quick-ACK start, no

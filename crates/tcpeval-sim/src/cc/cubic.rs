@@ -348,15 +348,14 @@ impl Cubic {
 
     /// `hystart_ack_delay` (5.7 on; none before): 4 GSO packets at Linux's
     /// `sk_pacing_rate`, which `tcp_update_pacing_rate` sets for every flow
-    /// (paced or not) to max(cwnd, in flight) x mss / srtt, times 2 below
-    /// ssthresh / 2 and 1.2 above; capped at 1 ms. Below about 2 Gbit/s of
-    /// pacing rate the cap decides.
+    /// (paced or not; `super::linux_pacing_bytes_per_ns`, here with the packets
+    /// in flight, which in a slow start before any loss are `packets_out`);
+    /// capped at 1 ms. Below about 2 Gbit/s of pacing rate the cap decides.
     fn ack_delay(&self, s: &CcState) -> Time {
         if self.version != CubicVersion::Current || s.srtt == 0 {
             return 0;
         }
-        let ratio = if s.cwnd < s.ssthresh / 2 { 2.0 } else { 1.2 };
-        let bytes_per_ns = ratio * f64::from(s.cwnd.max(s.in_flight)) * f64::from(s.mss) / s.srtt as f64;
+        let bytes_per_ns = super::linux_pacing_bytes_per_ns(s, s.in_flight);
         let delay = (4.0 * GSO_MAX_BYTES / bytes_per_ns) as Time;
         delay.min(HYSTART_ACK_DELAY_MAX)
     }

@@ -32,6 +32,8 @@ pub const ALPHA: f64 = 200.0;
 pub const GAMMA: f64 = 0.5;
 /// Pacing at 1.2 x cwnd / srtt, Linux's congestion-avoidance pacing ratio
 /// (`tcp_pacing_ca_ratio` = 120%), so the pacer never holds the window back.
+/// Stacks with TCP's internal pacing (linux-6.6) replace this rate after each
+/// ACK by Linux's own (`cc::linux_pacing_bytes_per_ns`, tcp::hooks).
 const PACING_RATIO: f64 = 1.2;
 /// alpha and the windows inside the update in fixed point: x 2^FP_SHIFT.
 const FP_SHIFT: u32 = 10;
@@ -51,7 +53,8 @@ pub struct FastConfig {
     /// The update's smoothing, in (0, 1] (0.5: Jin et al. 2004 section 4).
     #[schemars(range(min = 0.001, max = 1))]
     pub gamma: f64,
-    /// Pace at 1.2 cwnd / srtt (on by default).
+    /// Pace (on by default): at 1.2 cwnd / srtt, or where the stack has TCP's
+    /// internal pacing (linux-6.6) at Linux's `tcp_update_pacing_rate` rate.
     pub pacing: bool,
 }
 

@@ -121,7 +121,7 @@ impl<C: CongestionOps> Harness<C> {
             hooks::set_state(&mut self.cc, &mut self.s, CaState::Open);
         }
         let no_reduction = |_: &mut CcState| unreachable!("the harness leaves recovery at once");
-        hooks::cong_control(&mut self.cc, &mut self.s, rs, sample.acked > 0, no_reduction, |s| s.cwnd_limited);
+        hooks::cong_control(&mut self.cc, &mut self.s, rs, sample.acked > 0, no_reduction, |s| s.cwnd_limited, None);
         if self.owd.is_some() {
             self.fill();
         }

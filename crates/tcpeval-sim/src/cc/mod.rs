@@ -336,6 +336,19 @@ impl BicUndo {
     }
 }
 
+/// Linux's `tcp_update_pacing_rate` (net/ipv4/tcp_input.c, 4.13 to today), in
+/// bytes per ns: max(cwnd, `packets`) x mss / srtt, times
+/// `tcp_pacing_ss_ratio` (200%) while cwnd < ssthresh / 2 and
+/// `tcp_pacing_ca_ratio` (120%) after. Linux takes `packets_out`; 0 before the
+/// first RTT sample.
+pub fn linux_pacing_bytes_per_ns(s: &CcState, packets: u32) -> f64 {
+    if s.srtt == 0 {
+        return 0.0;
+    }
+    let ratio = if s.cwnd < s.ssthresh / 2 { 2.0 } else { 1.2 };
+    ratio * f64::from(s.cwnd.max(packets)) * f64::from(s.mss) / s.srtt as f64
+}
+
 /// Linux 2.6 `tcp_reno_min_cwnd` (net/ipv4/tcp_cong.c at 2.6.22): half of
 /// ssthresh, the `min_cwnd` of Reno and of the modules that took Reno's
 /// (HighSpeed, Scalable, Vegas, Illinois, YeAH, LP at 2.6.22).

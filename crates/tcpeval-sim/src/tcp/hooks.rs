@@ -28,7 +28,9 @@ pub fn pkts_acked<C: CongestionOps>(cc: &mut C, s: &mut CcState, sample: &AckSam
 /// Linux `tcp_cong_control`, after the state machine: the algorithm's own
 /// `cong_control`, else `prr` during a window reduction, else `cong_avoid` when
 /// snd_una advanced and `cwnd_limited` holds (asked only then: it records the
-/// answer in the state, as `tcp_is_cwnd_limited` is only consulted there).
+/// answer in the state, as `tcp_is_cwnd_limited` is only consulted there);
+/// then, without `cong_control`, `tcp_update_pacing_rate` for a paced flow
+/// when the stack has TCP's internal pacing (`pacing`: Some(packets_out)).
 pub fn cong_control<C: CongestionOps>(
     cc: &mut C,
     s: &mut CcState,
@@ -36,6 +38,7 @@ pub fn cong_control<C: CongestionOps>(
     una_advanced: bool,
     prr: impl FnOnce(&mut CcState),
     cwnd_limited: impl FnOnce(&mut CcState) -> bool,
+    pacing: Option<u32>,
 ) {
     if cc.cong_control(s, rs) {
         return;
@@ -44,6 +47,9 @@ pub fn cong_control<C: CongestionOps>(
         prr(s);
     } else if una_advanced {
         grow(cc, s, rs.acked_sacked, cwnd_limited);
+    }
+    if let Some(packets_out) = pacing.filter(|_| s.pacing_rate > 0.0 && s.srtt > 0) {
+        s.pacing_rate = crate::cc::linux_pacing_bytes_per_ns(s, packets_out) * 1e9;
     }
 }
 
@@ -140,7 +146,7 @@ mod tests {
     fn ack(cc: &mut Log, s: &mut CcState, advanced: bool, limited: bool) {
         let rs = RateSample { acked_sacked: 2, ..Default::default() };
         pkts_acked(cc, s, &AckSample { acked: 2, ..Default::default() });
-        cong_control(cc, s, &rs, advanced, |s| s.cwnd = 7, |_| limited);
+        cong_control(cc, s, &rs, advanced, |s| s.cwnd = 7, |_| limited, None);
     }
 
     #[test]

@@ -153,6 +153,8 @@ pub struct Sender {
     rate: RateState,
     window: WindowUse,
     rtt_sampling: RttSampling,
+    /// The stack's TCP-internal pacing (crate::stack::Profile::tcp_pacing).
+    tcp_pacing: bool,
     /// ns-2's own sender (Vegas, Tahoe, Sack1), which then owns the window (tcp::ns2_agent).
     ns2: Option<Box<Ns2Agent>>,
     pub rtt: RttEstimator,
@@ -219,6 +221,7 @@ impl Sender {
             rate: RateState::default(),
             window: WindowUse::default(),
             rtt_sampling: RttSampling::Current,
+            tcp_pacing: false,
             ns2: None,
             rtt: RttEstimator::default(),
             rto_deadline: None,
@@ -263,6 +266,7 @@ impl Sender {
         self.tx_start = profile.tx_start;
         self.window.test = profile.cwnd_test;
         self.rtt_sampling = profile.rtt_sampling;
+        self.tcp_pacing = profile.tcp_pacing;
         let sender = self.with_loss_detection(profile.loss_detection, profile.fack);
         match profile.ns2_agent {
             Some(kind) => sender.with_ns2_agent(kind),
@@ -429,7 +433,8 @@ impl Sender {
         let (recovery, window, in_flight) = (&mut self.recovery, &self.window, self.board.in_flight());
         let raise = acked > 0 && !grow_first;
         let prr = |s: &mut CcState| recovery.prr(s, in_flight, acked > 0, delivered, newly_lost);
-        hooks::cong_control(&mut self.cc, &mut self.s, &rs, raise, prr, |s| window.cwnd_limited(s, prior_in_flight));
+        let pacing = self.tcp_pacing.then(|| (self.s.snd_nxt - self.s.snd_una) as u32);
+        hooks::cong_control(&mut self.cc, &mut self.s, &rs, raise, prr, |s| window.cwnd_limited(s, prior_in_flight), pacing);
         recovery.moderate_after_ack(prior_state, &mut self.s, in_flight);
         if std::mem::take(&mut self.s.mark_app_limited) {
             self.rate.mark_app_limited(self.s.delivered, in_flight);
