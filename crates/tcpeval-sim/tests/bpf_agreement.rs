@@ -270,8 +270,8 @@ fn life() -> Vec<Action> {
         a.extend([Action::Round { pairs: false }, Action::Round { pairs: true }]);
     }
     // Rounds that leave the window unused (a paced or application-limited
-    // sender): Linux's modules grow only when tcp_is_cwnd_limited, Vegas's and
-    // FAST's delay updates run regardless.
+    // sender): Linux's modules grow only when tcp_is_cwnd_limited; Vegas's,
+    // Illinois's and FAST's round updates run regardless.
     a.extend([Action::Limited(false), Action::Rtt(104_000_000), Action::Round { pairs: true }]);
     a.extend([Action::Rtt(100_000_000), Action::Round { pairs: true }, Action::Limited(true)]);
     a.extend([Action::Lose, Action::Round { pairs: true }, Action::Timeout]);
