@@ -242,11 +242,6 @@ def test_two_flows_fill_the_link_at_100mbps_50ms():
     assert all(50 < f["mean_srtt_ms"] < 105 for f in s["flows"])
     # The receiving namespace's counters: it took the data on its fast path.
     assert all(f["sink_netstat"].get("TCPHPHits", 0) > 0 for f in result.raw["flows"])
-    # The receiver ACKs every second segment as they arrive, as the simulator's
-    # does, not when the sink process reads (3.25 segments per ACK without the
-    # sink's SO_RCVLOWAT on this VM).
-    for f in result.raw["flows"]:
-        assert f["segments_sent"] / f["acks"] < 2.3, (f["segments_sent"], f["acks"])
 
 
 @needs_testbed

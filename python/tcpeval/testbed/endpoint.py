@@ -37,13 +37,6 @@ KEEP = ("snd_cwnd", "snd_ssthresh", "rtt", "min_rtt", "unacked", "sacked", "lost
         "total_retrans", "bytes_acked", "bytes_sent", "bytes_retrans", "data_segs_out",
         "segs_in", "delivery_rate", "pacing_rate", "dsack_dups", "reord_seen")
 CHUNK = 1 << 20
-# The sink's low-water mark (see _ack_as_segments_arrive): small next to the
-# windows it must not hold back (unread data takes buffer space), large next to
-# what arrives while this process waits for a core (2.6 ms at 200 Mbit/s).
-ACK_LOWAT = 64 * 1024
-# A window clamp no buffer reaches: 2^30 bytes, the largest window TCP can
-# advertise (65535 << 14).
-NO_CLAMP = 1 << 30
 LINGER_S = 0.5
 PROBE_PORT = 5002  # the sink listens there (never accepting) for RTT probes
 
@@ -138,7 +131,7 @@ def sink(a: argparse.Namespace) -> None:
     conn = _accept(lsock, a.t0, a.duration)
     if conn is not None:
         state["conn"] = conn
-        _receive(conn, a.t0, a.duration + LINGER_S, state, a.window_clamp)
+        _receive(conn, a.t0, a.duration + LINGER_S, state)
     sleep_until(a.t0, a.duration)
     stop.set()
     sampler.join()
@@ -160,8 +153,7 @@ def _accept(lsock: socket.socket, t0: float, duration: float) -> socket.socket |
     return None
 
 
-def _receive(conn: socket.socket, t0: float, duration: float, state: dict,
-             window_clamp: int | None) -> None:
+def _receive(conn: socket.socket, t0: float, duration: float, state: dict) -> None:
     buf = bytearray(CHUNK)
     while now(t0) < duration:
         try:
@@ -175,24 +167,8 @@ def _receive(conn: socket.socket, t0: float, duration: float, state: dict,
             return
         if not state["bytes"]:
             state["first_byte"] = now(t0)
-            _ack_as_segments_arrive(conn, window_clamp)
         state["bytes"] += n
     _abort(conn)
-
-
-def _ack_as_segments_arrive(conn: socket.socket, window_clamp: int | None) -> None:
-    """Linux ACKs every second full segment at once only while fewer than
-    SO_RCVLOWAT bytes wait unread or the window would not shrink
-    (`__tcp_ack_snd_check`); otherwise the ACK waits for the reader
-    (`tcp_cleanup_rbuf`), and this process's wake-ups set the ACK pattern (3.25
-    segments per ACK at 20 ms on this VM). With a low-water mark the kernel
-    ACKs as the segments arrive, as the simulator's receiver does, until that
-    much waits unread. Set after the first read, so that read times the first byte. Linux
-    may lower the window clamp to the mark when it grows the buffer for it
-    (`tcp_set_rcvlowat`), so the clamp is set again: the scenario's, or none
-    below the buffer's own limit."""
-    conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, ACK_LOWAT)
-    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, window_clamp or NO_CLAMP)
 
 
 def _abort(sock: socket.socket) -> None:
