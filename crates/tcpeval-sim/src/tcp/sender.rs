@@ -433,7 +433,7 @@ impl Sender {
         let (recovery, window, in_flight) = (&mut self.recovery, &self.window, self.board.in_flight());
         let raise = acked > 0 && !grow_first;
         let prr = |s: &mut CcState| recovery.prr(s, in_flight, acked > 0, delivered, newly_lost);
-        let pacing = self.tcp_pacing.then(|| (self.s.snd_nxt - self.s.snd_una) as u32);
+        let pacing = self.tcp_pacing.then(|| self.board.packets_out() as u32);
         hooks::cong_control(&mut self.cc, &mut self.s, &rs, raise, prr, |s| window.cwnd_limited(s, prior_in_flight), pacing);
         recovery.moderate_after_ack(prior_state, &mut self.s, in_flight);
         if std::mem::take(&mut self.s.mark_app_limited) {
