@@ -242,6 +242,11 @@ def test_two_flows_fill_the_link_at_100mbps_50ms():
     assert all(50 < f["mean_srtt_ms"] < 105 for f in s["flows"])
     # The receiving namespace's counters: it took the data on its fast path.
     assert all(f["sink_netstat"].get("TCPHPHits", 0) > 0 for f in result.raw["flows"])
+    # The receiver ACKs every second segment as they arrive, as the simulator's
+    # does, not when the sink process reads (3.25 segments per ACK without the
+    # sink's SO_RCVLOWAT on this VM).
+    for f in result.raw["flows"]:
+        assert f["segments_sent"] / f["acks"] < 2.3, (f["segments_sent"], f["acks"])
 
 
 @needs_testbed
@@ -466,14 +471,15 @@ def test_a_small_buffer_or_random_loss_is_not_a_saturating_run():
     assert not gates.saturating(_plan(loss=0.01))
 
 
-def _rate_run(plan, mbps_delivered: float, busy_mbps: float, qlen: int):
+def _rate_run(plan, mbps_delivered: float, busy_mbps: float, backlog: int):
     """A 10 s run sampled every 0.1 s: goodput `mbps_delivered`, and the shaper
-    carrying `busy_mbps` with `qlen` packets queued."""
+    carrying `busy_mbps` with `backlog` bytes queued."""
     step, n = 0.1, 100
     t_ns = [int(round((k + 1) * step * 1e9)) for k in range(n)]
     raw = {"intervals": {"t_ns": t_ns, "delivered_bytes": [mbps_delivered * 1e6 / 8 * step] * n},
            "links": [{"tx_bytes": busy_mbps * 1e6 / 8 * 10}]}
-    samples = [{"t": k * step, "fwd": {"bytes": busy_mbps * 1e6 / 8 * step * k, "qlen": qlen}}
+    samples = [{"t": k * step, "fwd": {"bytes": busy_mbps * 1e6 / 8 * step * k,
+                                       "backlog": backlog}}
                for k in range(n + 1)]
     return raw, samples
 
@@ -487,17 +493,52 @@ def test_an_algorithm_that_does_not_promise_to_fill_is_judged_by_the_busy_shaper
                       "flows": [{"cc": cc, "count": 2}], "run": {"duration": "10s"}})
         return make_plan(cfg, "tcpe-x-", "nfqueue", "/bin/true")
 
-    def verdict(cc, delivered, busy, qlen):
-        raw, samples = _rate_run(plan(cc), delivered, busy, qlen)
+    def verdict(cc, delivered, busy, backlog):
+        raw, samples = _rate_run(plan(cc), delivered, busy, backlog)
         return {g["gate"]: g["ok"] for g in gates.rate(plan(cc), raw, samples)}
 
+    # 0.1 s of the link is 1.25 MB: a queue that size keeps it busy for a step.
+    deep, shallow = 1_300_000, 1_200_000
     # Two LP flows leaving a fifth of the link idle: valid while the shaper works.
-    assert verdict("lp", 60.8, 99.0, 5) == {"bottleneck rate": True, "rate while busy": True}
-    assert verdict("lp", 60.8, 60.8, 5)["rate while busy"] is False, "a slow shaper"
-    assert verdict("lp", 60.8, 60.8, 0)["rate while busy"] is True, "never backlogged"
-    assert verdict("westwood", 80.0, 99.0, 5)["rate while busy"] is True
+    assert verdict("lp", 60.8, 99.0, deep) == {"bottleneck rate": True, "rate while busy": True}
+    assert verdict("lp", 60.8, 60.8, deep)["rate while busy"] is False, "a slow shaper"
+    # A queue the link could drain within a step may have left it idle: not judged.
+    assert verdict("lp", 60.8, 60.8, shallow)["rate while busy"] is True
+    assert verdict("westwood", 80.0, 99.0, deep)["rate while busy"] is True
     # CUBIC promises to fill the link: its goodput is judged.
-    assert verdict("cubic", 60.8, 99.0, 5) == {"bottleneck rate": True, "achieved rate": False}
+    assert verdict("cubic", 60.8, 99.0, deep) == {"bottleneck rate": True, "achieved rate": False}
+
+
+def _lp_or(cc: str, interval: str = "1s"):
+    from tcpeval.testbed.topology import make_plan
+
+    cfg = engine({"network": {"bottleneck": "100Mbps", "rtt": "50ms", "buffer": "1bdp"},
+                  "flows": [{"cc": cc}], "run": {"duration": "10s",
+                                                 "trace_interval": interval}})
+    return make_plan(cfg, "tcpe-x-", "nfqueue", "/bin/true")
+
+
+def test_the_busy_gate_gets_5_ms_bottleneck_samples():
+    from tcpeval.testbed import runner
+
+    assert runner.sample_step(_lp_or("lp")) == runner.BUSY_STEP_S == 0.005
+    assert runner.sample_step(_lp_or("reno")) == 1.0, "the trace interval otherwise"
+    assert runner.sample_step(_lp_or("reno", "10ms")) == runner.SAMPLE_MIN_S
+
+
+def test_a_queue_trace_keeps_one_sample_per_trace_interval():
+    """Sampled every 0.05 s (late by up to 4 ms), traced every 1 s: each trace
+    time takes the sample nearest it, once."""
+    from tcpeval.testbed import results
+
+    plan = _lp_or("lp")
+    samples = [{"t": k * 0.05 + 0.004 * (k % 2),
+                "fwd": {"qlen": k, "backlog": 1500 * k}, "rev": {"qlen": 0, "backlog": 0}}
+               for k in range(201)]
+    q = results.queue(plan, {"samples": samples})
+    fwd = [(t, n) for t, link, n in zip(q["t_ns"], q["link"], q["queue_pkts"], strict=True)
+           if link == results.LINKS[0][0]]
+    assert fwd == [(k * 1_000_000_000, 20 * k) for k in range(11)]
 
 
 def test_the_simulator_side_starts_each_flow_when_the_kernel_connected():

@@ -3,17 +3,57 @@ iptables rule counters, drops on every device, and the softnet backlog drops."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import select
+import subprocess
 from pathlib import Path
 
-from .shell import sh
+from .shell import TestbedError, sh
 
 QDISC_KEYS = ("bytes", "packets", "drops", "backlog", "qlen")
+READ_TIMEOUT_S = 2.0
 
 
-def qdisc(ns: str, dev: str) -> dict:
-    """The root qdisc's counters on dev (tbf: its drops include its child's)."""
-    for q in json.loads(sh(None, ["tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", dev])):
+class QdiscReader:
+    """Reads qdisc counters through one `tc -batch` process per namespace: a
+    read costs about 50 us instead of a 4 ms fork (measured on the 2-core VM),
+    so the bottleneck can be sampled every few milliseconds."""
+
+    def __init__(self, ns: str):
+        self.ns = ns
+        self.proc = subprocess.Popen(["tc", "-n", ns, "-s", "-j", "-batch", "-"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+    def root(self, dev: str) -> dict:
+        """The root qdisc's counters on dev (tbf: its drops include its child's)."""
+        self.proc.stdin.write(f"qdisc show dev {dev}\n")
+        self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], READ_TIMEOUT_S)
+        line = self.proc.stdout.readline() if ready else ""
+        if not line.startswith("["):
+            raise TestbedError(f"tc -batch in {self.ns} gave no counters for {dev}: {line!r}")
+        return _root_counters(json.loads(line))
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(2.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __enter__(self) -> QdiscReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _root_counters(qdiscs: list[dict]) -> dict:
+    for q in qdiscs:
         if q.get("root"):
             return {k: int(q.get(k, 0)) for k in QDISC_KEYS}
     return dict.fromkeys(QDISC_KEYS, 0)

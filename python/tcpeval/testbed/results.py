@@ -115,12 +115,23 @@ def link_intervals(plan: Plan, m: dict) -> dict:
     return out
 
 
-def queue(plan: Plan, m: dict) -> dict:
+def _on_trace_grid(plan: Plan, samples: list[dict]) -> list[tuple[int, dict]]:
+    """The sample nearest each point of the trace grid, with that point in ns:
+    the sampler may take several per trace interval (runner.sample_step)."""
     step = max(plan.trace_s, 1e-9)
+    best: dict[int, tuple[float, dict]] = {}
+    for s in samples:
+        g = round(s["t"] / step)
+        if g not in best or abs(s["t"] - g * step) < best[g][0]:
+            best[g] = (abs(s["t"] - g * step), s)
+    return [(int(round(g * step * NS)), best[g][1]) for g in sorted(best)]
+
+
+def queue(plan: Plan, m: dict) -> dict:
     out = {k: [] for k in ("t_ns", "link", "queue_pkts", "queue_bytes", "red_avg_pkts")}
-    for s in m["samples"]:
+    for t_ns, s in _on_trace_grid(plan, m["samples"]):
         for name, key in LINKS:
-            out["t_ns"].append(int(round(round(s["t"] / step) * step * NS)))
+            out["t_ns"].append(t_ns)
             out["link"].append(name)
             out["queue_pkts"].append(s[key]["qlen"])
             out["queue_bytes"].append(s[key]["backlog"])
