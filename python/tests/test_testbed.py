@@ -193,6 +193,43 @@ def _namespaces_work() -> str | None:
 _why_not = _namespaces_work() if os.geteuid() == 0 else "testbed runs need root"
 needs_testbed = pytest.mark.skipif(_why_not is not None, reason=str(_why_not))
 
+@needs_testbed
+def test_the_qdisc_reader_reads_what_tc_prints():
+    """The sampler's persistent `tc -batch` gives the counters a `tc -s -j`
+    fork gives, read after read; a device it cannot find is an error."""
+    from tcpeval.testbed import counters
+    from tcpeval.testbed.shell import TestbedError
+
+    here, there = f"tcpe-{os.getpid()}-qa", f"tcpe-{os.getpid()}-qb"
+
+    def sh(ns: str, *argv: str) -> None:
+        subprocess.run(["ip", "netns", "exec", ns, *argv], check=True, capture_output=True)
+
+    try:
+        for ns in (here, there):
+            subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
+            sh(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+        sh(here, "ip", "link", "add", "a0", "type", "veth", "peer", "name", "a1", "netns", there)
+        for ns, dev, addr in ((here, "a0", "10.9.0.1/24"), (there, "a1", "10.9.0.2/24")):
+            sh(ns, "ip", "addr", "add", addr, "dev", dev)
+            sh(ns, "ip", "link", "set", dev, "up")
+        sh(here, "tc", "qdisc", "add", "dev", "a0", "root", "tbf", "rate", "10mbit",
+           "burst", "20k", "latency", "100ms")
+        sh(here, "ping", "-q", "-c", "5", "-i", "0.01", "10.9.0.2")
+        with counters.QdiscReader(here) as reader:
+            first, again = reader.root("a0"), reader.root("a0")
+            with pytest.raises(TestbedError, match="no counters for nope0"):
+                reader.root("nope0")
+        forked = json.loads(subprocess.run(["tc", "-n", here, "-s", "-j", "qdisc", "show",
+                                            "dev", "a0"], capture_output=True, text=True).stdout)
+    finally:
+        for ns in (here, there):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    root = next(q for q in forked if q.get("root"))
+    assert first == again == {k: int(root.get(k, 0)) for k in counters.QDISC_KEYS}
+    assert first["packets"] >= 5, first  # the echo requests (and ARP) left through a0
+
+
 GOODPUT_CEILING_MBPS = 100 * 1448 / 1514  # tbf charges the 14-byte Ethernet header
 
 
