@@ -578,6 +578,53 @@ def test_a_queue_trace_keeps_one_sample_per_trace_interval():
     assert fwd == [(k * 1_000_000_000, 20 * k) for k in range(11)]
 
 
+def test_a_grid_cell_is_found_by_its_name():
+    from tcpeval.testbed import grid
+
+    for cell in grid.cells(["reno", "hstcp-lp"]):
+        assert grid.Cell.parse(cell.name) == cell
+
+
+def test_a_stored_comparison_is_rescored_by_the_simulator_alone(examples):
+    """--rescore keeps the kernel's side as measured and runs the simulator's
+    again: a comparison whose 'kernel' side was the simulator itself rescores
+    to zero differences, and one whose kernel carried 10% more keeps +10%."""
+    from tcpeval.run import run_resolved
+    from tcpeval.scenario import load_scenario, resolve
+    from tcpeval.testbed import grid
+    from tcpeval.testbed.compare import at_kernel_starts, rescore, side_by_side
+
+    path = examples / "testbed_dumbbell.toml"
+    cell = grid.Cell("reno", 2, 20, 1.0)
+    overrides = [*cell.overrides(), 'run.duration="4s"', 'run.measure_from="1s"']
+    resolved = resolve(load_scenario(path, [*overrides, 'run.backend="testbed"']), seed=1,
+                       base_dir=path.parent)
+    sim = run_resolved(at_kernel_starts(resolved, [])).summary
+    stored = {**side_by_side(sim, sim), "cell": cell.name,
+              "testbed_runs": {"needed": 2, "invalid_reasons": [["a gate"]]}}
+    again = rescore(path, stored, overrides=overrides, seed=1)
+    assert again["aggregate_mbps"]["rel_diff"] == 0
+    assert all(f["throughput_mbps"]["rel_diff"] == 0 for f in again["flows"])
+    assert again["testbed_runs"] == stored["testbed_runs"]
+    for f in stored["flows"]:
+        f["throughput_mbps"]["testbed"] *= 1.1
+    faster = rescore(path, stored, overrides=overrides, seed=1)
+    assert all(abs(f["throughput_mbps"]["rel_diff"] - 0.1) < 1e-9 for f in faster["flows"])
+    assert faster["flows"][0]["throughput_mbps"]["sim"] == sim["flows"][0]["throughput_mbps"]
+    # The grid's own loop: the cell from the line's name, seeds 1, 2, ... in order.
+    seen = []
+
+    def short(scenario, row, *, overrides, seed):
+        seen.append((overrides, seed))
+        return rescore(scenario, row, overrides=[*overrides, *overrides_run], seed=seed)
+
+    overrides_run = overrides[len(cell.overrides()):]
+    (result,) = grid.rescore_cells(path, [stored], short)
+    assert seen == [(cell.overrides(), 1)]
+    assert result["cell"] == cell and result["runs"] == 2
+    assert abs(result["stats"]["aggregate"][0] - 0.1) < 1e-9
+
+
 def test_the_simulator_side_starts_each_flow_when_the_kernel_connected():
     from tcpeval.testbed.compare import at_kernel_starts
 

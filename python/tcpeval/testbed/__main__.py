@@ -1,6 +1,8 @@
 """`python -m tcpeval.testbed check [--json]` and
 `python -m tcpeval.testbed grid [--quick] [--reps N] [--attempts N] [--cc a,b,...]
-[--scenario PATH] [--raw FILE]` (the agreement grid, grid.py; Markdown on stdout)."""
+[--scenario PATH] [--raw FILE] [--rescore RAW]` (the agreement grid, grid.py;
+Markdown on stdout). `--rescore RAW` runs no kernel: it takes the comparisons
+an earlier `--raw` kept and runs their simulator side again."""
 
 import argparse
 import json
@@ -33,7 +35,11 @@ def _grid(argv: list[str]) -> int:
     p.add_argument("--cc", default=",".join(grid.KERNEL + grid.BPF))
     p.add_argument("--scenario", type=Path, default=DEFAULT_SCENARIO)
     p.add_argument("--raw", type=Path, help="also write every comparison here (JSON lines)")
+    p.add_argument("--rescore", type=Path, metavar="RAW",
+                   help="no kernel runs: the simulator's side of RAW's comparisons again")
     a = p.parse_args(argv)
+    if a.rescore:
+        return _rescore(a)
     offers = check()["algorithms"]
     ccs = [c for c in a.cc.split(",") if c]
     bad = [c for c in ccs if offers.get(c, {}).get("how") not in ("kernel", "bpf")]
@@ -57,11 +63,32 @@ def _grid(argv: list[str]) -> int:
     return 0
 
 
+def _rescore(a: argparse.Namespace) -> int:
+    from . import grid
+    from .compare import rescore
+
+    try:
+        stored = [json.loads(line) for line in a.rescore.read_text().splitlines() if line]
+        results = grid.rescore_cells(a.scenario, stored, rescore)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"tcpeval.testbed grid: --rescore {a.rescore}: not a --raw file ({e})",
+              file=sys.stderr)
+        return 2
+    if a.raw:
+        with a.raw.open("w") as f:
+            for r in results:
+                for c in r["comparisons"]:
+                    f.write(json.dumps({**c, "cell": r["cell"].name}) + "\n")
+    sys.stdout.write(grid.markdown(results))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     commands = {"check": _check, "grid": _grid}
     if not argv or argv[0] not in commands:
         print("usage: python -m tcpeval.testbed check [--json] | grid [--quick] [--reps N] "
-              "[--attempts N] [--cc a,b] [--scenario PATH]", file=sys.stderr)
+              "[--attempts N] [--cc a,b] [--scenario PATH] [--raw FILE] [--rescore RAW]",
+              file=sys.stderr)
         return 2
     return commands[argv[0]](argv[1:])
 

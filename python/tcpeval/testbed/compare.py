@@ -58,7 +58,16 @@ def compare(scenario: str | Path | dict, *, overrides=(), seed: int | None = Non
     else:
         raise InvalidRun(reasons)
     resolved = at_kernel_starts(kernel_run.scenario, kernel_run.raw["flows"])
-    sim = run_resolved(resolved).summary
+    cmp = side_by_side(run_resolved(resolved).summary, kernel)
+    cmp["testbed_gates"] = [g["gate"] for g in kernel["validity"]["gates"]]
+    cmp["testbed_runs"] = {"needed": len(invalid) + 1, "invalid_reasons": invalid}
+    return cmp
+
+
+def side_by_side(sim: dict, kernel: dict) -> dict:
+    """Per-flow throughput, srtt and retransmissions, the aggregate, Jain index,
+    utilization and drops of two run summaries, the kernel's relative to the
+    simulator's."""
     flows = []
     for fs, fk in zip(sim["flows"], kernel["flows"], strict=True):
         flows.append({"flow": fs["label"], "cc": fs["cc"], "rtt_ms": fs["rtt_ms"],
@@ -76,9 +85,36 @@ def compare(scenario: str | Path | dict, *, overrides=(), seed: int | None = Non
         "jain_index": _pair(sim["jain_index"], kernel["jain_index"]),
         "utilization": _pair(bs["utilization"], bk["utilization"]),
         "drops": _pair(bs["drops"], bk["drops"]),
-        "testbed_gates": [g["gate"] for g in kernel["validity"]["gates"]],
-        "testbed_runs": {"needed": len(invalid) + 1, "invalid_reasons": invalid},
     }
+
+
+def rescore(scenario: str | Path, stored: dict, *, overrides=(), seed: int | None = None) -> dict:
+    """A stored comparison (a `grid --raw` line) with the simulator's side run
+    again by today's engine: same scenario, overrides, seed and kernel start
+    times; the kernel's side is kept as it was measured. The kernel runs are
+    the expensive half (a grid is 25 minutes per algorithm), so a simulator
+    change is judged against them without running them again."""
+    from ..run import run_resolved
+    from ..scenario import load_scenario, resolve
+
+    sc = load_scenario(scenario, [*overrides, 'run.backend="testbed"'])
+    resolved = resolve(sc, seed=seed, base_dir=Path(scenario).parent)
+    starts = [{"id": i, "connect_ns": round(f["start_ms"] * 1e6)}
+              for i, f in enumerate(stored["flows"])]
+    sim = run_resolved(at_kernel_starts(resolved, starts)).summary
+    out = side_by_side(sim, _kernel_summary(stored))
+    return {**stored, **out}
+
+
+def _kernel_summary(stored: dict) -> dict:
+    """The kernel's side of a stored comparison, shaped as the summary fields
+    side_by_side reads."""
+    flows = [{"throughput_mbps": f["throughput_mbps"]["testbed"],
+              "mean_srtt_ms": f["srtt_ms"]["testbed"],
+              "retransmits": f["retransmits"]["testbed"]} for f in stored["flows"]]
+    return {"flows": flows, "jain_index": stored["jain_index"]["testbed"],
+            "bottleneck": {"utilization": stored["utilization"]["testbed"],
+                           "drops": stored["drops"]["testbed"]}}
 
 
 def at_kernel_starts(resolved: dict, kernel_flows: list[dict]) -> dict:

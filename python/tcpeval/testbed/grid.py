@@ -40,6 +40,12 @@ class Cell:
     def name(self) -> str:
         return f"{self.cc} x{self.flows} {self.rtt_ms} ms {self.buffer_bdp:g} BDP"
 
+    @classmethod
+    def parse(cls, name: str) -> Cell:
+        """The cell a name (`Cell.name`) stands for."""
+        cc, flows, rtt, _, buffer, _ = name.split()
+        return cls(cc, int(flows.removeprefix("x")), int(rtt), float(buffer))
+
     def overrides(self) -> list[str]:
         return [f'flows.0.cc="{self.cc}"', f"flows.0.count={self.flows}",
                 f'network.rtt="{self.rtt_ms}ms"', f'network.buffer="{self.buffer_bdp:g}bdp"']
@@ -85,15 +91,33 @@ def verdict(stats: dict[str, tuple[float, float]]) -> list[str]:
 def run_cell(scenario: str | Path, cell: Cell, reps: int, attempts: int,
              compare: Callable[..., dict]) -> dict:
     """`reps` valid comparisons of one cell; the runs a valid one needed are summed."""
-    rows, needed, raw = [], 0, []
-    for rep in range(reps):
-        cmp = compare(scenario, overrides=cell.overrides(), seed=rep + 1, attempts=attempts)
-        rows.append(metrics(cmp))
-        needed += cmp["testbed_runs"]["needed"]
-        raw.append(cmp)
+    return summarize_cell(cell, [compare(scenario, overrides=cell.overrides(), seed=rep + 1,
+                                         attempts=attempts) for rep in range(reps)])
+
+
+def rescore_cells(scenario: str | Path, stored: list[dict],
+                  rescore: Callable[..., dict]) -> list[dict]:
+    """Stored comparisons (`--raw` lines, a cell's repetitions in order: seeds
+    1, 2, ...) with the simulator's side run again (compare.rescore)."""
+    by_cell: dict[str, list[dict]] = {}
+    for row in stored:
+        by_cell.setdefault(row["cell"], []).append(row)
+    results = []
+    for name, rows in by_cell.items():
+        cell = Cell.parse(name)
+        results.append(summarize_cell(cell, [
+            rescore(scenario, row, overrides=cell.overrides(), seed=rep + 1)
+            for rep, row in enumerate(rows)]))
+    return results
+
+
+def summarize_cell(cell: Cell, comparisons: list[dict]) -> dict:
+    """A cell's metrics (mean and interval), testbed runs and verdict."""
+    rows = [metrics(c) for c in comparisons]
     stats = {k: mean_ci([r[k] for r in rows]) for k in rows[0]}
-    return {"cell": cell, "stats": stats, "runs": needed, "misses": verdict(stats),
-            "comparisons": raw}
+    runs = sum(c["testbed_runs"]["needed"] for c in comparisons)
+    return {"cell": cell, "stats": stats, "runs": runs, "misses": verdict(stats),
+            "comparisons": comparisons}
 
 
 def markdown(results: list[dict]) -> str:
