@@ -17,6 +17,16 @@ pub const JIFFY: Time = MS;
 /// Jiffies per second (Linux `HZ`).
 pub const HZ: u64 = SEC / JIFFY;
 
+/// One tick of the clock Linux puts in the TCP timestamp option (TSval): 1 ms
+/// since 4.13 (`TCP_TS_HZ`, `tcp_time_stamp_ts`), a jiffy before, the same at
+/// tcpeval's HZ. What a Linux module reads from TSval is whole ticks.
+pub const TS_TICK: Time = MS;
+
+/// `t` as the TSval clock shows it: whole ticks, in nanoseconds.
+pub fn ts_clock(t: Time) -> Time {
+    t - t % TS_TICK
+}
+
 /// Seconds as a float, for reporting only (never for event ordering).
 pub fn as_secs_f64(t: Time) -> f64 {
     t as f64 / SEC as f64

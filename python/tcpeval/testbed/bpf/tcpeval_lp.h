@@ -34,13 +34,14 @@ struct tcpe_lp {
 	__u8 peer_delays_acks; /* an ACK covered two segments */
 };
 
-/* The ACK's TSval in ns (the kernel's is in ms of the receiver's clock). */
+/* The ACK's TSval in ns: the kernel's is in whole ms of the receiver's clock,
+ * and the harness's is cut to whole ms the same way (time.rs ts_clock). */
 static __always_inline __u64 tsval_ns(const struct tcp_sock *tp)
 {
 #ifdef __bpf__
 	return (__u64)tp->rx_opt.rcv_tsval * 1000000ULL;
 #else
-	return tp->shim_tsval_ns;
+	return tp->shim_tsval_ns / 1000000ULL * 1000000ULL;
 #endif
 }
 
