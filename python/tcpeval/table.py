@@ -33,8 +33,6 @@ def column(values: list, name: str = "column") -> np.ndarray:
         return arr
     if arr.dtype.kind == "i":
         return arr.astype(np.int64, copy=False)
-    if arr.dtype.kind == "U" and all(isinstance(v, str) for v in values):
-        return arr.astype(object)
     present = [v for v in values if v is not None]
     if all(isinstance(v, str) for v in present):  # None only, or str and None
         return np.array(values, dtype=object)
