@@ -163,6 +163,11 @@ def fills(plan: Plan) -> bool:
     return not any(kernel_cc.kernel_name(f.cc) in NOT_FILLING for f in plan.flows)
 
 
+def judged_busy(plan: Plan) -> bool:
+    """Whether the busy-period gate judges the run in place of achieved rate."""
+    return saturating(plan) and not fills(plan)
+
+
 def rate(plan: Plan, raw: dict, samples: list[dict] | None = None) -> list[dict]:
     f0 = plan.flows[0]
     ceiling = plan.rate_bps * f0.mss / (f0.mtu + ETH_HEADER)
@@ -179,7 +184,7 @@ def rate(plan: Plan, raw: dict, samples: list[dict] | None = None) -> list[dict]
     out = [_gate("bottleneck rate", carried <= 1.02 * plan.rate_bps,
                  f"carried {carried / 1e6:.2f} Mbit/s on a {plan.rate_bps / 1e6:g} Mbit/s "
                  f"bottleneck", carried_mbps=carried / 1e6)]
-    if saturating(plan) and span and not fills(plan):
+    if judged_busy(plan) and span:
         out.append(busy_rate(plan, samples or [], settle))
     elif saturating(plan) and span:
         out.append(_gate("achieved rate", goodput >= 0.9 * ceiling,

@@ -292,7 +292,7 @@ def sample_step(plan: Plan) -> float:
     50 us (counters.QdiscReader)."""
     from . import gates
 
-    if gates.saturating(plan) and not gates.fills(plan):
+    if gates.judged_busy(plan):
         return BUSY_STEP_S
     return max(plan.trace_s, SAMPLE_MIN_S)
 
