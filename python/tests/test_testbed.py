@@ -719,3 +719,46 @@ def test_the_cli_exits_1_on_an_invalid_run_and_says_why(monkeypatch, tmp_path):
     assert r.exit_code == 1 and "invalid run" in r.output and "carried 130" in r.output
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["validity"]["valid"] is False
+
+
+def _raw_line(cell: str = "reno x2 20 ms 1 BDP") -> dict:
+    side = {"sim": 1.0, "testbed": 1.0, "rel_diff": 0.0}
+    flow = {"throughput_mbps": side, "srtt_ms": side, "retransmits": side, "start_ms": 0.0}
+    return {"cell": cell, "flows": [flow, flow], "jain_index": side, "utilization": side,
+            "drops": side, "aggregate_mbps": side, "testbed_runs": {"needed": 1}}
+
+
+def test_a_raw_file_is_checked_line_by_line_before_rescoring():
+    from tcpeval.testbed import grid
+
+    good = json.dumps(_raw_line())
+    assert len(grid.read_raw(f"{good}\n\n{good}\n")) == 2
+    broken = [_raw_line("reno x2 20 ms"), {k: v for k, v in _raw_line().items() if k != "drops"},
+              {**_raw_line(), "flows": [{"start_ms": 0}]}, {**_raw_line(), "cell": 7}]
+    for row in broken:
+        with pytest.raises(ValueError, match="line 2: not a grid comparison"):
+            grid.read_raw(f"{good}\n{json.dumps(row)}\n")
+    with pytest.raises(ValueError, match="line 1"):
+        grid.read_raw("{not json\n")
+    with pytest.raises(ValueError, match="no comparisons"):
+        grid.read_raw("\n")
+
+
+def test_rescore_refuses_a_bad_file_with_exit_2_but_lets_a_simulator_fault_through(
+        tmp_path, monkeypatch, capsys):
+    from tcpeval.testbed import __main__ as cli
+    from tcpeval.testbed import grid
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"cell": "reno x2 20 ms 1 BDP"}\n')
+    assert cli.main(["grid", "--rescore", str(bad)]) == 2
+    assert "bad.jsonl: line 1: not a grid comparison" in capsys.readouterr().err
+
+    def fault(*_args):
+        raise KeyError("inside the engine")
+
+    monkeypatch.setattr(grid, "rescore_cells", fault)
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(_raw_line()) + "\n")
+    with pytest.raises(KeyError, match="inside the engine"):
+        cli.main(["grid", "--rescore", str(good)])

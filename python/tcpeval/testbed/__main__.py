@@ -68,12 +68,12 @@ def _rescore(a: argparse.Namespace) -> int:
     from .compare import rescore
 
     try:
-        stored = [json.loads(line) for line in a.rescore.read_text().splitlines() if line]
-        results = grid.rescore_cells(a.scenario, stored, rescore)
-    except (OSError, ValueError, KeyError) as e:
-        print(f"tcpeval.testbed grid: --rescore {a.rescore}: not a --raw file ({e})",
-              file=sys.stderr)
+        stored = grid.read_raw(a.rescore.read_text())
+    except (OSError, ValueError) as e:
+        print(f"tcpeval.testbed grid: --rescore {a.rescore}: {e}", file=sys.stderr)
         return 2
+    # Outside the guard: a fault while simulating is not a bad input file.
+    results = grid.rescore_cells(a.scenario, stored, rescore)
     if a.raw:
         with a.raw.open("w") as f:
             for r in results:

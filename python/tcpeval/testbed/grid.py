@@ -11,6 +11,7 @@ buffer per algorithm.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -93,6 +94,44 @@ def run_cell(scenario: str | Path, cell: Cell, reps: int, attempts: int,
     """`reps` valid comparisons of one cell; the runs a valid one needed are summed."""
     return summarize_cell(cell, [compare(scenario, overrides=cell.overrides(), seed=rep + 1,
                                          attempts=attempts) for rep in range(reps)])
+
+
+# What rescoring reads of a stored comparison (compare.rescore, summarize_cell).
+RAW_FIELDS = (("jain_index", "testbed"), ("utilization", "testbed"), ("drops", "testbed"),
+              ("testbed_runs", "needed"))
+RAW_FLOW_FIELDS = (("throughput_mbps", "testbed"), ("srtt_ms", "testbed"),
+                   ("retransmits", "testbed"), ("start_ms",))
+
+
+def read_raw(text: str) -> list[dict]:
+    """A `--raw` file's comparisons, each line checked for what rescoring reads,
+    so a damaged or foreign file is refused by line number before any
+    simulation runs."""
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            Cell.parse(row["cell"])
+            for keys in RAW_FIELDS:
+                _dig(row, keys)
+            for flow in row["flows"]:
+                for keys in RAW_FLOW_FIELDS:
+                    _dig(flow, keys)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ValueError(f"line {n}: not a grid comparison "
+                             f"({type(e).__name__}: {e})") from None
+        rows.append(row)
+    if not rows:
+        raise ValueError("no comparisons in the file")
+    return rows
+
+
+def _dig(obj: dict, keys: tuple[str, ...]) -> object:
+    for key in keys:
+        obj = obj[key]
+    return obj
 
 
 def rescore_cells(scenario: str | Path, stored: list[dict],
