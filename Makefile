@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.tcpeval-setup
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
 .PHONY: setup demo test test-rust test-python browser testbed-deps ns2-deps pcap-deps bench crosscheck \
-	lint validate validate-studies clean bpf bpf-deps wheel wheel-test pip-test
+	lint validate validate-studies testbed-grid-page clean bpf bpf-deps wheel wheel-test pip-test
 
 setup: $(STAMP) bpf
 
@@ -165,6 +165,12 @@ validate: setup
 # profile otherwise (minutes); the summary says which (python/validate_studies/stores.py).
 validate-studies: setup
 	$(VENV)/bin/pytest python/validate_studies
+
+# The simulator-vs-kernel grid's page from its stored comparisons (no runs;
+# docs/testbed-grid/*.jsonl are `python -m tcpeval.testbed grid --raw` output).
+testbed-grid-page: setup
+	$(VPY) -m tcpeval.testbed grid --page docs/testbed-grid > docs/testbed-grid.md.tmp
+	mv docs/testbed-grid.md.tmp docs/testbed-grid.md
 
 clean:
 	rm -rf target $(VENV)

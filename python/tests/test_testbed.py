@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -762,3 +763,50 @@ def test_rescore_refuses_a_bad_file_with_exit_2_but_lets_a_simulator_fault_throu
     good.write_text(json.dumps(_raw_line()) + "\n")
     with pytest.raises(KeyError, match="inside the engine"):
         cli.main(["grid", "--rescore", str(good)])
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def test_the_grid_page_is_made_from_its_stored_comparisons():
+    """docs/testbed-grid.md is what `make testbed-grid-page` makes of
+    docs/testbed-grid/: no number on it is typed by hand."""
+    from tcpeval.testbed import grid
+
+    assert grid.page(DOCS / "testbed-grid") == (DOCS / "testbed-grid.md").read_text(), \
+        "docs/testbed-grid.md is stale: run `make testbed-grid-page`"
+
+
+def test_the_grid_page_counts_cells_from_the_data(tmp_path):
+    from tcpeval.testbed import grid
+
+    fair = _raw_line("reno x1 20 ms 1 BDP")
+    skewed = _raw_line("reno x2 50 ms 1 BDP")
+    skewed["flows"] = [{**f, "throughput_mbps": {"sim": 50.0, "testbed": t, "rel_diff": 0.0}}
+                       for f, t in zip(skewed["flows"], (20.0, 80.0), strict=True)]
+    (tmp_path / "reno.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in (fair, fair, skewed, skewed)))
+    (tmp_path / "runs.toml").write_text('[reno]\nkernel = "then"\nsimulator = "abc"\n')
+    text = grid.page(tmp_path)
+    assert "| reno | 1 of 2 | 4 | 4 | then | abc |" in text
+    assert "| **all** | 1 of 2 | 4 | 4 |" in text
+    assert "misses: x2 50 ms 1 BDP (share)." in text
+    assert "Not yet run with this sink: cubic, bbr," in text
+    (tmp_path / "runs.toml").write_text('[cubic]\nkernel = "then"\nsimulator = "abc"\n')
+    with pytest.raises(ValueError, match="runs.toml: no entry for reno"):
+        grid.page(tmp_path)
+    (tmp_path / "renoo.jsonl").write_text(json.dumps(fair) + "\n")
+    with pytest.raises(ValueError, match="renoo: not a grid algorithm"):
+        grid.page(tmp_path)
+
+
+def test_the_default_grid_skips_what_this_machine_does_not_offer(capsys):
+    from tcpeval.testbed import __main__ as cli
+    from tcpeval.testbed import grid
+
+    offers = {cc: {"how": "kernel"} for cc in grid.KERNEL}
+    assert cli._default_ccs(offers) == list(grid.KERNEL)
+    assert "skipped: bic, compound" in capsys.readouterr().err
+    every = {cc: {"how": "bpf"} for cc in grid.algorithms()}
+    assert cli._default_ccs(every) == grid.algorithms()
+    assert capsys.readouterr().err == ""

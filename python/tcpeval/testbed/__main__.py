@@ -1,8 +1,10 @@
 """`python -m tcpeval.testbed check [--json]` and
 `python -m tcpeval.testbed grid [--quick] [--reps N] [--attempts N] [--cc a,b,...]
-[--scenario PATH] [--raw FILE] [--rescore RAW]` (the agreement grid, grid.py;
-Markdown on stdout). `--rescore RAW` runs no kernel: it takes the comparisons
-an earlier `--raw` kept and runs their simulator side again."""
+[--scenario PATH] [--raw FILE] [--rescore RAW] [--page DIR]` (the agreement
+grid, grid.py; Markdown on stdout). `--rescore RAW` runs no kernel: it takes
+the comparisons an earlier `--raw` kept and runs their simulator side again.
+`--page DIR` runs nothing: the grid's page (docs/testbed-grid.md) from the
+stored grids in DIR."""
 
 import argparse
 import json
@@ -32,16 +34,21 @@ def _grid(argv: list[str]) -> int:
     p.add_argument("--quick", action="store_true", help="one RTT (50 ms) and buffer (1 BDP)")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--attempts", type=int, default=3)
-    p.add_argument("--cc", default=",".join(grid.KERNEL + grid.BPF))
+    p.add_argument("--cc", help="algorithms, comma-separated (default: every one of "
+                   "grid.algorithms() this machine offers)")
     p.add_argument("--scenario", type=Path, default=DEFAULT_SCENARIO)
     p.add_argument("--raw", type=Path, help="also write every comparison here (JSON lines)")
     p.add_argument("--rescore", type=Path, metavar="RAW",
                    help="no kernel runs: the simulator's side of RAW's comparisons again")
+    p.add_argument("--page", type=Path, metavar="DIR",
+                   help="no runs: the grid's page from the stored grids in DIR")
     a = p.parse_args(argv)
+    if a.page:
+        return _page(a.page)
     if a.rescore:
         return _rescore(a)
     offers = check()["algorithms"]
-    ccs = [c for c in a.cc.split(",") if c]
+    ccs = _default_ccs(offers) if a.cc is None else [c for c in a.cc.split(",") if c]
     bad = [c for c in ccs if offers.get(c, {}).get("how") not in ("kernel", "bpf")]
     if bad or a.reps < 1 or a.attempts < 1:
         what = (f"--cc: {', '.join(bad)} not offered here (see `testbed check`)" if bad
@@ -60,6 +67,29 @@ def _grid(argv: list[str]) -> int:
         except InvalidRun as e:
             print(f"  no valid testbed run in {a.attempts} attempts: {e}", file=sys.stderr)
     sys.stdout.write(grid.markdown(results))
+    return 0
+
+
+def _default_ccs(offers: dict) -> list[str]:
+    from . import grid
+
+    ccs = [c for c in grid.algorithms() if offers.get(c, {}).get("how") in ("kernel", "bpf")]
+    skipped = [c for c in grid.algorithms() if c not in ccs]
+    if skipped:
+        print(f"tcpeval.testbed grid: not offered here, skipped: {', '.join(skipped)} "
+              "(see `testbed check`)", file=sys.stderr)
+    return ccs
+
+
+def _page(data: Path) -> int:
+    from . import grid
+
+    try:
+        text = grid.page(data)
+    except (OSError, ValueError) as e:
+        print(f"tcpeval.testbed grid: --page {data}: {e}", file=sys.stderr)
+        return 2
+    sys.stdout.write(text)
     return 0
 
 
@@ -87,7 +117,8 @@ def main(argv: list[str]) -> int:
     commands = {"check": _check, "grid": _grid}
     if not argv or argv[0] not in commands:
         print("usage: python -m tcpeval.testbed check [--json] | grid [--quick] [--reps N] "
-              "[--attempts N] [--cc a,b] [--scenario PATH] [--raw FILE] [--rescore RAW]",
+              "[--attempts N] [--cc a,b] [--scenario PATH] [--raw FILE] [--rescore RAW] "
+              "[--page DIR]",
               file=sys.stderr)
         return 2
     return commands[argv[0]](argv[1:])

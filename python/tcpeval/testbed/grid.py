@@ -19,7 +19,6 @@ from itertools import product
 from pathlib import Path
 
 KERNEL = ("reno", "cubic", "bbr")
-BPF = ("scalable", "highspeed", "htcp", "bic", "vegas", "illinois", "yeah")
 FLOWS = (1, 2)
 RTTS_MS = (20, 50, 100)
 BUFFERS_BDP = (0.5, 1, 2)
@@ -96,11 +95,13 @@ def run_cell(scenario: str | Path, cell: Cell, reps: int, attempts: int,
                                          attempts=attempts) for rep in range(reps)])
 
 
-# What rescoring reads of a stored comparison (compare.rescore, summarize_cell).
-RAW_FIELDS = (("jain_index", "testbed"), ("utilization", "testbed"), ("drops", "testbed"),
-              ("testbed_runs", "needed"))
-RAW_FLOW_FIELDS = (("throughput_mbps", "testbed"), ("srtt_ms", "testbed"),
-                   ("retransmits", "testbed"), ("start_ms",))
+# What tabulating and rescoring read of a stored comparison (metrics,
+# summarize_cell, compare.rescore).
+_SIDES = ("sim", "testbed")
+RAW_FIELDS = (*((k, side) for k in ("aggregate_mbps", "jain_index", "utilization", "drops")
+                for side in _SIDES), ("aggregate_mbps", "rel_diff"), ("testbed_runs", "needed"))
+RAW_FLOW_FIELDS = (*((k, side) for k in ("throughput_mbps", "srtt_ms", "retransmits")
+                     for side in _SIDES), ("srtt_ms", "rel_diff"), ("start_ms",))
 
 
 def read_raw(text: str) -> list[dict]:
@@ -134,20 +135,27 @@ def _dig(obj: dict, keys: tuple[str, ...]) -> object:
     return obj
 
 
+def by_cell(stored: list[dict]) -> dict[Cell, list[dict]]:
+    """Stored comparisons (`--raw` lines) grouped by cell, in the file's order;
+    a cell's repetitions in order, seeds 1, 2, ..."""
+    cells: dict[Cell, list[dict]] = {}
+    for row in stored:
+        cells.setdefault(Cell.parse(row["cell"]), []).append(row)
+    return cells
+
+
+def tables(stored: list[dict]) -> list[dict]:
+    """The grid's cells as they were measured: stored comparisons summarized
+    (no simulation)."""
+    return [summarize_cell(cell, rows) for cell, rows in by_cell(stored).items()]
+
+
 def rescore_cells(scenario: str | Path, stored: list[dict],
                   rescore: Callable[..., dict]) -> list[dict]:
-    """Stored comparisons (`--raw` lines, a cell's repetitions in order: seeds
-    1, 2, ...) with the simulator's side run again (compare.rescore)."""
-    by_cell: dict[str, list[dict]] = {}
-    for row in stored:
-        by_cell.setdefault(row["cell"], []).append(row)
-    results = []
-    for name, rows in by_cell.items():
-        cell = Cell.parse(name)
-        results.append(summarize_cell(cell, [
-            rescore(scenario, row, overrides=cell.overrides(), seed=rep + 1)
-            for rep, row in enumerate(rows)]))
-    return results
+    """Stored comparisons with the simulator's side run again (compare.rescore)."""
+    return [summarize_cell(cell, [rescore(scenario, row, overrides=cell.overrides(), seed=rep + 1)
+                                  for rep, row in enumerate(rows)])
+            for cell, rows in by_cell(stored).items()]
 
 
 def summarize_cell(cell: Cell, comparisons: list[dict]) -> dict:
@@ -173,3 +181,79 @@ def markdown(results: list[dict]) -> str:
                      f"{s['drops_kernel'][0]:.0f} | {r['runs']} | "
                      f"{'; '.join(r['misses']) or 'meets the goals'} |")
     return "\n".join(lines) + "\n"
+
+
+def algorithms() -> list[str]:
+    """The grid's algorithms: the kernel's own and every BPF program written
+    (by their kernel names, kernel_cc)."""
+    from .kernel_cc import written
+
+    return [*KERNEL, *written()]
+
+
+PAGE_HEAD = """\
+# The simulator-vs-kernel agreement grid
+
+<!-- Generated from docs/testbed-grid/ by `make testbed-grid-page`; do not edit. -->
+
+Each algorithm's cells (1 and 2 flows x RTT 20, 50, 100 ms x drop-tail buffer
+0.5, 1, 2 BDP; 100 Mbit/s, 20 s runs, metrics over 5-20 s) as `python -m
+tcpeval.testbed grid --raw` stored them in `docs/testbed-grid/<algorithm>.jsonl`:
+every valid comparison of a kernel run with the simulator started at the
+kernel's connect times. A cell's mean and 95% interval (Student's t) are over
+its repetitions; a cell meets the goals when its means are within them
+(aggregate 3%, share 0.1, srtt 10%). `runs.toml` says when the kernel runs
+were made and which engine gave the simulator's side. Every number on this
+page is computed from those files (`grid.page`); docs/testbed.md explains
+the sink, the gates and what each miss is.
+"""
+
+
+def page(data: Path) -> str:
+    """The grid's page: every stored grid in `data` (<algorithm>.jsonl) tabulated,
+    with the totals, from the data alone."""
+    import tomllib
+
+    known = algorithms()
+    stray = sorted(p.stem for p in data.glob("*.jsonl") if p.stem not in known)
+    if stray:
+        raise ValueError(f"{data}: {', '.join(stray)}: not a grid algorithm ({', '.join(known)})")
+    provenance = tomllib.loads((data / "runs.toml").read_text())
+    measured = {cc: tables(read_raw((data / f"{cc}.jsonl").read_text()))
+                for cc in known if (data / f"{cc}.jsonl").exists()}
+    missing = sorted(set(measured) - set(provenance))
+    if missing:
+        raise ValueError(f"{data / 'runs.toml'}: no entry for {', '.join(missing)}")
+    lines = [PAGE_HEAD, "## Totals", "", "| algorithm | cells meeting the goals | "
+             "valid comparisons | testbed runs | kernel runs | simulator |",
+             "|---|---|---|---|---|---|"]
+    lines += [_totals_row(cc, results, provenance[cc]) for cc, results in measured.items()]
+    every = [r for results in measured.values() for r in results]
+    lines.append(_totals_row("**all**", every, {"kernel": "", "simulator": ""}))
+    not_run = [cc for cc in known if cc not in measured]
+    if not_run:
+        lines += ["", f"Not yet run with this sink: {', '.join(not_run)}."]
+    for cc, results in measured.items():
+        note = provenance[cc].get("note")
+        lines += ["", f"## {cc}", "", f"{_met(results)} cells meet the goals; misses: "
+                  f"{_misses(results)}." + (f" {note}." if note else ""), "",
+                  markdown(results).rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def _met(results: list[dict]) -> str:
+    return f"{sum(not r['misses'] for r in results)} of {len(results)}"
+
+
+def _totals_row(name: str, results: list[dict], prov: dict) -> str:
+    comparisons = sum(len(r["comparisons"]) for r in results)
+    runs = sum(r["runs"] for r in results)
+    return (f"| {name} | {_met(results)} | {comparisons} | {runs} | {prov['kernel']} | "
+            f"{prov['simulator']} |")
+
+
+def _misses(results: list[dict]) -> str:
+    """The cells that miss, each with the goals it misses: 'x2 20 ms 0.5 BDP (share)'."""
+    return "; ".join(f"{r['cell'].name.split(' ', 1)[1]} "
+                     f"({', '.join(m.split()[0] for m in r['misses'])})"
+                     for r in results if r["misses"]) or "none"
