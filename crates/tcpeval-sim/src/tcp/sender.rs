@@ -538,6 +538,7 @@ impl Sender {
     /// `tcp_sacktag_one`, `tcp_clean_rtx_queue`).
     /// `dsack`: the first SACK block is a D-SACK (Scoreboard::dsack_block), a
     /// duplicate and no news: skipped.
+    #[inline(always)]
     fn update_scoreboard(&mut self, p: &Packet, acked: u64, dsack: bool, now: Time) -> (RateTrack, u32, bool, bool) {
         let mut track = RateTrack::default();
         // Only Loss asks (F-RTO, tcp::recovery): the test stays out of the
