@@ -21,9 +21,14 @@
 //! also holds the most data the ACK stream delivered beyond bw over the last
 //! 5-10 rounds (cc::ack_aggregation), at most bw x 100 ms.
 //!
-//! Not modelled (documented in docs/algorithms/bbr.md): long-term bandwidth
-//! (policer) detection, and the idle restart of `bbr_cwnd_event` except its
-//! reset of the ACK epoch.
+//! Long-term ("policer") bandwidth (`bbr_lt_bw_sampling`): two consecutive
+//! intervals of 4-16 rounds, each ending on a loss with at least 50/256 of
+//! its delivered packets lost, whose delivery rates agree within 1/8 (or 4
+//! kbit/s) make BBR use their mean rate at gain 1 for 48 rounds
+//! ([`LongTermBw`]).
+//!
+//! Not modelled (documented in docs/algorithms/bbr.md): the idle restart of
+//! `bbr_cwnd_event` except its reset of the ACK epoch.
 
 use super::ack_aggregation::{AckAggregation, EXTRA_ACKED_GAIN, EXTRA_ACKED_WIN_RTTS};
 use super::minmax::WindowedMax;
@@ -56,6 +61,18 @@ const FULL_BW_CNT: u32 = 3;
 const PACING_MARGIN: f64 = 0.99;
 /// Linux bbr_cycle_rand: the random start phase is one of the last 7.
 const CYCLE_RAND: u64 = 7;
+/// The long-term sampler's constants (tcp_bbr.c): an interval lasts at
+/// least 4 and at most 16 rounds (`bbr_lt_intvl_min_rtts`); it is lossy at
+/// lost/delivered >= 50/256 (`bbr_lt_loss_thresh`); two intervals agree when
+/// their rates differ by at most 1/8 (`bbr_lt_bw_ratio`) or 4 kbit/s
+/// (`bbr_lt_bw_diff`, in bytes per second); the estimate is used for 48
+/// rounds (`bbr_lt_bw_max_rtts`).
+const LT_INTVL_MIN_RTTS: u32 = 4;
+const LT_LOSS_THRESH: u64 = 50;
+const LT_BW_RATIO: f64 = 1.0 / 8.0;
+const LT_BW_DIFF_BYTES: f64 = 4000.0 / 8.0;
+const LT_BW_MAX_RTTS: u32 = 48;
+
 /// `bbr_tso_segs_goal`'s inputs (net/ipv4/tcp_bbr.c at 6.6): the pacing
 /// rate's bytes per 2^10 s (`sk_pacing_shift` 10), at most
 /// GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER (65536 - 1 - 320 on x86-64), at
@@ -87,6 +104,10 @@ pub struct BbrConfig {
     /// estimation".
     #[schemars(range(min = 0, max = 4))]
     pub extra_acked_gain: f64,
+    /// Linux's long-term ("policer") bandwidth estimate
+    /// (`bbr_lt_bw_sampling`, on in every BBRv1 Linux ships); false leaves it
+    /// out, as tcpeval's BBR was before 2026-11-27.
+    pub long_term_bw: bool,
     /// Mixed into the flow's own random stream (from the run's seed and the
     /// flow), which draws the gain cycle's start phases as Linux's
     /// `get_random_u32_below` does per socket; reproducible for a run seed.
@@ -100,6 +121,7 @@ impl Default for BbrConfig {
             cwnd_gain: CWND_GAIN,
             probe_rtt_interval_s: MIN_RTT_WINDOW as f64 / SEC as f64,
             extra_acked_gain: EXTRA_ACKED_GAIN,
+            long_term_bw: true,
             seed: 0,
         }
     }
@@ -145,8 +167,123 @@ pub struct Bbr {
     cwnd_gain: f64,
     /// ACK aggregation (cc::ack_aggregation).
     aggregation: AckAggregation,
+    /// The long-term bandwidth estimate; None when turned off.
+    long_term: Option<LongTermBw>,
     /// Number of PROBE_RTT episodes (for tests and traces).
     pub probe_rtts: u64,
+}
+
+/// Linux's long-term bandwidth sampler (`bbr_lt_bw_sampling`,
+/// `bbr_lt_bw_interval_done`, net/ipv4/tcp_bbr.c), meant for token-bucket
+/// policers: sampling starts at a loss; an interval of at least 4 rounds
+/// ends at a loss once lost/delivered over it reaches 50/256; two such
+/// intervals with rates within 1/8 (or 4 kbit/s) of each other put their
+/// mean rate in use for 48 rounds of PROBE_BW. Rates in packets per second.
+#[derive(Clone, Debug, Default)]
+pub struct LongTermBw {
+    is_sampling: bool,
+    /// Whether `bw` is in use (Linux `lt_use_bw`).
+    pub in_use: bool,
+    /// Rounds in this interval, or since the estimate came into use.
+    rtt_cnt: u32,
+    /// The previous interval's rate; in use, the two intervals' mean.
+    pub bw: f64,
+    last_delivered: u64,
+    /// The interval's start, whole milliseconds of `delivered_time` (Linux
+    /// keeps `lt_last_stamp` in ms).
+    last_stamp_ms: u64,
+    last_lost: u64,
+    /// Times the estimate came into use (for tests and traces).
+    pub episodes: u64,
+}
+
+/// What one long-term sample asks of BBR.
+#[derive(Debug, PartialEq, Eq)]
+enum LongTermStep {
+    None,
+    /// The estimate came into use: pace at gain 1 (Linux sets pacing_gain).
+    InUse,
+    /// 48 rounds are over: restart gain cycling (`bbr_reset_probe_bw_mode`).
+    Expired,
+}
+
+impl LongTermBw {
+    fn reset_interval(&mut self, s: &CcState) {
+        self.last_stamp_ms = s.delivered_time / MS;
+        self.last_delivered = s.delivered;
+        self.last_lost = s.lost;
+        self.rtt_cnt = 0;
+    }
+
+    fn reset(&mut self, s: &CcState) {
+        (self.bw, self.in_use, self.is_sampling) = (0.0, false, false);
+        self.reset_interval(s);
+    }
+
+    /// One sample: the ACK's new losses, whether the flow was
+    /// application-limited, whether a round started, and whether BBR is in
+    /// PROBE_BW (only there do the 48 rounds count).
+    fn sample(&mut self, s: &CcState, losses: u32, app_limited: bool, round_start: bool, probe_bw: bool) -> LongTermStep {
+        if self.in_use {
+            if probe_bw && round_start {
+                self.rtt_cnt += 1;
+                if self.rtt_cnt >= LT_BW_MAX_RTTS {
+                    self.reset(s);
+                    return LongTermStep::Expired;
+                }
+            }
+            return LongTermStep::None;
+        }
+        if !self.is_sampling {
+            if losses == 0 {
+                return LongTermStep::None;
+            }
+            self.reset_interval(s);
+            self.is_sampling = true;
+        }
+        if app_limited {
+            self.reset(s);
+            return LongTermStep::None;
+        }
+        self.rtt_cnt += u32::from(round_start);
+        if self.rtt_cnt < LT_INTVL_MIN_RTTS {
+            return LongTermStep::None;
+        }
+        if self.rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
+            self.reset(s);
+            return LongTermStep::None;
+        }
+        self.end_interval(s, losses)
+    }
+
+    /// The interval ends at a loss once it is lossy enough.
+    fn end_interval(&mut self, s: &CcState, losses: u32) -> LongTermStep {
+        let (lost, delivered) = (s.lost - self.last_lost, s.delivered - self.last_delivered);
+        if losses == 0 || delivered == 0 || (lost << 8) < LT_LOSS_THRESH * delivered {
+            return LongTermStep::None;
+        }
+        let t_ms = (s.delivered_time / MS).saturating_sub(self.last_stamp_ms);
+        if t_ms < 1 {
+            return LongTermStep::None;
+        }
+        self.interval_done(s, delivered as f64 * 1e3 / t_ms as f64)
+    }
+
+    /// Linux `bbr_lt_bw_interval_done`: a rate close to the previous
+    /// interval's means a policer.
+    fn interval_done(&mut self, s: &CcState, bw: f64) -> LongTermStep {
+        if self.bw > 0.0 {
+            let diff = (bw - self.bw).abs();
+            if diff <= LT_BW_RATIO * self.bw || diff * s.mss as f64 * PACING_MARGIN <= LT_BW_DIFF_BYTES {
+                (self.bw, self.in_use, self.rtt_cnt) = ((bw + self.bw) / 2.0, true, 0);
+                self.episodes += 1;
+                return LongTermStep::InUse;
+            }
+        }
+        self.bw = bw;
+        self.reset_interval(s);
+        LongTermStep::None
+    }
 }
 
 impl Bbr {
@@ -177,6 +314,7 @@ impl Bbr {
             pacing_gain: HIGH_GAIN,
             cwnd_gain: HIGH_GAIN,
             aggregation: AckAggregation::new(cfg.extra_acked_gain),
+            long_term: cfg.long_term_bw.then(LongTermBw::default),
             probe_rtts: 0,
         }
     }
@@ -184,6 +322,19 @@ impl Bbr {
     /// The windowed maximum delivery rate, packets per second.
     pub fn max_bw(&self) -> f64 {
         self.bw.get()
+    }
+
+    /// Linux `bbr_bw`: the long-term rate while it is in use, else the
+    /// windowed maximum.
+    pub fn bw(&self) -> f64 {
+        match &self.long_term {
+            Some(lt) if lt.in_use => lt.bw,
+            _ => self.max_bw(),
+        }
+    }
+
+    pub fn long_term(&self) -> Option<&LongTermBw> {
+        self.long_term.as_ref()
     }
 
     pub fn min_rtt(&self) -> Time {
@@ -233,15 +384,26 @@ impl Bbr {
             self.round_start = true;
             self.packet_conservation = false;
         }
+        self.long_term_sample(s, rs.losses, rs.is_app_limited);
         let bw = rs.delivered as f64 * 1e9 / rs.interval as f64;
         if !rs.is_app_limited || bw >= self.max_bw() {
             self.bw.update(BW_WINDOW_ROUNDS, self.rtt_cnt, bw);
         }
     }
 
+    fn long_term_sample(&mut self, s: &CcState, losses: u32, app_limited: bool) {
+        let (round_start, probe_bw) = (self.round_start, self.mode == Mode::ProbeBw);
+        let Some(lt) = self.long_term.as_mut() else { return };
+        match lt.sample(s, losses, app_limited, round_start, probe_bw) {
+            LongTermStep::None => {}
+            LongTermStep::InUse => self.pacing_gain = 1.0,
+            LongTermStep::Expired => self.reset_probe_bw(s),
+        }
+    }
+
     /// Linux `bbr_update_ack_aggregation` (cc::ack_aggregation).
     fn update_ack_aggregation(&mut self, s: &CcState, rs: &RateSample) {
-        self.aggregation.on_ack(s, rs, self.max_bw(), self.round_start, EXTRA_ACKED_WIN_RTTS);
+        self.aggregation.on_ack(s, rs, self.bw(), self.round_start, EXTRA_ACKED_WIN_RTTS);
     }
 
     /// Linux `bbr_ack_aggregation_cwnd`: nothing before the pipe is full.
@@ -262,7 +424,9 @@ impl Bbr {
             return;
         }
         let full_length = s.now.saturating_sub(self.cycle_stamp) > self.min_rtt;
-        let gain = PACING_GAINS[self.cycle_idx];
+        // Linux reads the gain in force: the phase's, or 1 while the
+        // long-term rate is in use.
+        let gain = self.pacing_gain;
         let inflight = rs.prior_in_flight;
         let bw = self.max_bw();
         let next = if gain == 1.0 {
@@ -351,6 +515,7 @@ impl Bbr {
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
             Mode::Startup => (self.high_gain, self.high_gain),
             Mode::Drain => (DRAIN_GAIN, self.high_gain),
+            Mode::ProbeBw if self.long_term.as_ref().is_some_and(|lt| lt.in_use) => (1.0, self.cwnd_gain_cfg),
             Mode::ProbeBw => (PACING_GAINS[self.cycle_idx], self.cwnd_gain_cfg),
             Mode::ProbeRtt => (1.0, 1.0),
         };
@@ -440,6 +605,9 @@ impl CongestionOps for Bbr {
         self.min_rtt_stamp = s.now;
         self.next_rtt_delivered = s.delivered;
         self.aggregation.restart(s.now);
+        if let Some(lt) = self.long_term.as_mut() {
+            lt.reset(s);
+        }
         self.set_pacing_rate(s, 0.0);
     }
 
@@ -460,12 +628,14 @@ impl CongestionOps for Bbr {
         }
     }
 
-    fn set_state(&mut self, _s: &mut CcState, state: CaState) {
+    fn set_state(&mut self, s: &mut CcState, state: CaState) {
         if state == CaState::Loss {
-            // An RTO ends the round and restarts the full-pipe estimate.
+            // An RTO ends the round, restarts the full-pipe estimate and is
+            // a loss to the long-term sampler.
             self.prev_ca_state = CaState::Loss;
             self.full_bw = 0.0;
             self.round_start = true;
+            self.long_term_sample(s, 1, false);
         }
     }
 
@@ -479,6 +649,9 @@ impl CongestionOps for Bbr {
     fn undo_cwnd(&mut self, s: &CcState) -> Option<u32> {
         self.full_bw = 0.0;
         self.full_bw_cnt = 0;
+        if let Some(lt) = self.long_term.as_mut() {
+            lt.reset(s);
+        }
         Some(s.cwnd)
     }
 
@@ -490,7 +663,7 @@ impl CongestionOps for Bbr {
         self.check_drain(s);
         self.update_min_rtt(s, rs);
         self.update_gains();
-        let bw = self.max_bw();
+        let bw = self.bw();
         self.set_pacing_rate(s, bw);
         self.set_cwnd(s, rs, bw);
         true
@@ -641,6 +814,73 @@ mod tests {
         // The quantization budget: + 3 x 8 at 12 MB/s, rounded up to even.
         h.s.pacing_rate = wire(12.0e6, &h.s);
         assert_eq!(h.cc.budget(&h.s, 165), 190);
+    }
+
+    /// A round as `round`, with `lost` of every ACK's packets newly marked
+    /// lost (as a policer's drops) and the delivery clock kept.
+    fn lossy_round(h: &mut Harness<Bbr>, rate: f64, rtt: Time, lost: u32) {
+        let acks = (rate * rtt as f64 / 1e9 / 10.0).max(1.0) as u32;
+        let bdp = (rate * rtt as f64 / 1e9) as u64;
+        for _ in 0..acks {
+            h.advance(rtt / acks as u64);
+            h.s.delivered_time = h.s.now;
+            h.s.lost += lost as u64;
+            h.s.in_flight = h.s.cwnd.min(bdp as u32 + 30);
+            let rs = RateSample {
+                delivered: bdp,
+                interval: rtt,
+                acked_sacked: 10,
+                losses: lost,
+                prior_in_flight: h.s.in_flight,
+                prior_delivered: h.s.delivered.saturating_sub(bdp),
+                rtt: Some(rtt),
+                ..Default::default()
+            };
+            h.ack_rate(&rs);
+        }
+    }
+
+    /// Linux's policer detection on a hand-made policer: 10 packets
+    /// delivered and 3 lost per ACK (lost/delivered 0.3, above 50/256 =
+    /// 0.195), 1000 packets/s. The first interval (4 rounds, ending on a
+    /// loss) gives 1000/s; the second agrees, so their mean is used at gain
+    /// 1; 48 rounds of PROBE_BW later gain cycling restarts. At 1 lost per 10
+    /// (0.1) nothing happens, nor with `long_term_bw = false`.
+    #[test]
+    fn a_policed_rate_is_used_for_48_rounds() {
+        let mut h = harness();
+        for _ in 0..8 {
+            round(&mut h, 1000.0, 100 * MS);
+        }
+        assert_eq!(h.cc.mode, Mode::ProbeBw);
+        let mut rounds = 0;
+        while !h.cc.long_term().unwrap().in_use {
+            lossy_round(&mut h, 1000.0, 100 * MS, 3);
+            rounds += 1;
+            assert!(rounds <= 12, "two 4-round intervals and their ends");
+        }
+        assert!(rounds >= 8, "{rounds}");
+        let lt = h.cc.long_term().unwrap();
+        assert!((lt.bw - 1000.0).abs() < 30.0, "{}", lt.bw);
+        assert_eq!((h.cc.bw(), lt.episodes), (lt.bw, 1));
+        let since = h.cc.rtt_cnt;
+        round(&mut h, 1000.0, 100 * MS);
+        assert_eq!(h.cc.pacing_gain, 1.0, "no gain cycling while in use");
+        while h.cc.long_term().unwrap().in_use {
+            round(&mut h, 1000.0, 100 * MS);
+        }
+        assert_eq!(h.cc.rtt_cnt - since, 48, "BBR's rounds in PROBE_BW");
+        assert_eq!(h.cc.bw(), h.cc.max_bw());
+        for (lost, cfg) in [(1, BbrConfig::default()), (3, BbrConfig { long_term_bw: false, ..BbrConfig::default() })] {
+            let mut h = Harness::new(Bbr::new(&cfg), 10);
+            for _ in 0..8 {
+                round(&mut h, 1000.0, 100 * MS);
+            }
+            for _ in 0..30 {
+                lossy_round(&mut h, 1000.0, 100 * MS, lost);
+            }
+            assert!(h.cc.long_term().is_none_or(|lt| lt.episodes == 0), "lost {lost}");
+        }
     }
 
     #[test]

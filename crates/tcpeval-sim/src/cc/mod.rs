@@ -83,6 +83,11 @@ pub struct CcState {
     /// Of those, packets the receiver reported as CE-marked (Linux
     /// `tp->delivered_ce`, counted from ECE; read by DCTCP and BBRv3).
     pub delivered_ce: u64,
+    /// When the last of them was delivered (Linux `tp->delivered_mstamp`).
+    pub delivered_time: Time,
+    /// Total packets marked lost so far (Linux `tp->lost`; BBR's long-term
+    /// sampler reads it).
+    pub lost: u64,
     /// Whether the flow has been using its window (Linux `tcp_is_cwnd_limited`).
     pub cwnd_limited: bool,
     /// Pacing rate requested by the algorithm, bytes per second (0 = no pacing).
@@ -154,6 +159,8 @@ impl CcState {
             snd_nxt: 0,
             delivered: 0,
             delivered_ce: 0,
+            delivered_time: 0,
+            lost: 0,
             cwnd_limited: true,
             pacing_rate: 0.0,
             ca_state: CaState::Open,

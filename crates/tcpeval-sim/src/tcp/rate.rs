@@ -119,6 +119,11 @@ impl RateState {
         }
     }
 
+    /// When the last delivery was (Linux `tp->delivered_mstamp`).
+    pub fn delivered_time(&self) -> Time {
+        self.delivered_time
+    }
+
     /// Nothing to send with window to spare (Linux `tcp_rate_check_app_limited`).
     pub fn mark_app_limited(&mut self, delivered: u64, in_flight: u64) {
         self.app_limited_until = (delivered + in_flight).max(1);

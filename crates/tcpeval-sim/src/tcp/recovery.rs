@@ -461,6 +461,7 @@ impl Recovery {
             }
             self.pipe = 0;
         }
+        s.lost = board.lost;
         hooks::enter_loss(cc, s);
     }
 
@@ -484,6 +485,7 @@ impl Recovery {
     pub fn on_rto_marked<C: CongestionOps>(&mut self, repeated: bool, board: &mut Scoreboard, cc: &mut C, s: &mut CcState) {
         self.start_loss_undo(repeated, board, s);
         self.high_seq = board.snd_nxt;
+        s.lost = board.lost;
         hooks::enter_loss(cc, s);
         s.cwnd = u32::try_from(board.in_flight() + 1).unwrap_or(u32::MAX);
     }
