@@ -555,7 +555,10 @@ impl Bbr {
         if state == CaState::Recovery && prev != CaState::Recovery {
             self.packet_conservation = true;
             self.next_rtt_delivered = s.delivered;
-            cwnd = rs.prior_in_flight.saturating_sub(rs.acked_sacked) + rs.acked_sacked;
+            // Linux `tcp_packets_in_flight` now, after this ACK took its
+            // packets off and marked its losses: the newly lost are not
+            // in flight (the ACK's in-flight before it counted them).
+            cwnd = s.in_flight + rs.acked_sacked;
         } else if in_recovery(prev) && !in_recovery(state) {
             cwnd = cwnd.max(self.prior_cwnd);
             self.packet_conservation = false;
@@ -881,6 +884,24 @@ mod tests {
             }
             assert!(h.cc.long_term().is_none_or(|lt| lt.episodes == 0), "lost {lost}");
         }
+    }
+
+    /// Entering recovery, packet conservation starts from what is in flight
+    /// once the ACK is processed, plus what it delivered (Linux
+    /// `bbr_set_cwnd_to_recover_or_restore`: `tcp_packets_in_flight` + acked):
+    /// the 30 packets the ACK marked lost no longer count, so 60 + 2, not
+    /// the 92 in flight before it.
+    #[test]
+    fn recovery_conserves_from_what_is_still_in_flight() {
+        let mut h = harness();
+        for _ in 0..8 {
+            round(&mut h, 1000.0, 100 * MS);
+        }
+        h.s.ca_state = CaState::Recovery;
+        h.s.in_flight = 60;
+        let rs = RateSample { acked_sacked: 2, losses: 30, prior_in_flight: 92, rtt: Some(100 * MS), ..Default::default() };
+        h.ack_rate(&rs);
+        assert_eq!(h.s.cwnd, 62);
     }
 
     #[test]
