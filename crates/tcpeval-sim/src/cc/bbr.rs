@@ -701,11 +701,19 @@ mod tests {
     /// One round of ACKs at a given delivery rate (packets/s) and RTT, through
     /// the sender's hook sequence (`cong_control` replaces `cong_avoid`).
     fn round(h: &mut Harness<Bbr>, rate: f64, rtt: Time) {
+        lossy_round(h, rate, rtt, 0);
+    }
+
+    /// A round as `round`, with `lost` of every ACK's packets newly marked
+    /// lost (as a policer's drops) and the delivery clock kept.
+    fn lossy_round(h: &mut Harness<Bbr>, rate: f64, rtt: Time, lost: u32) {
         let per_ack = 10u32;
         let acks = (rate * rtt as f64 / 1e9 / per_ack as f64).max(1.0) as u32;
         let bdp = (rate * rtt as f64 / 1e9) as u64;
         for _ in 0..acks {
             h.advance(rtt / acks as u64);
+            h.s.delivered_time = h.s.now;
+            h.s.lost += lost as u64;
             // Paced at gain x rate, inflight heads for gain x BDP (plus the
             // quantization allowance), within the window.
             let paced = (rate * rtt as f64 / 1e9 * h.cc.pacing_gain).ceil() as u32 + 3 * Bbr::tso_segs_goal(&h.s) + 4;
@@ -714,6 +722,7 @@ mod tests {
                 delivered: bdp,
                 interval: rtt,
                 acked_sacked: per_ack,
+                losses: lost,
                 prior_in_flight: h.s.in_flight,
                 prior_delivered: h.s.delivered.saturating_sub(bdp),
                 rtt: Some(rtt),
@@ -817,30 +826,6 @@ mod tests {
         // The quantization budget: + 3 x 8 at 12 MB/s, rounded up to even.
         h.s.pacing_rate = wire(12.0e6, &h.s);
         assert_eq!(h.cc.budget(&h.s, 165), 190);
-    }
-
-    /// A round as `round`, with `lost` of every ACK's packets newly marked
-    /// lost (as a policer's drops) and the delivery clock kept.
-    fn lossy_round(h: &mut Harness<Bbr>, rate: f64, rtt: Time, lost: u32) {
-        let acks = (rate * rtt as f64 / 1e9 / 10.0).max(1.0) as u32;
-        let bdp = (rate * rtt as f64 / 1e9) as u64;
-        for _ in 0..acks {
-            h.advance(rtt / acks as u64);
-            h.s.delivered_time = h.s.now;
-            h.s.lost += lost as u64;
-            h.s.in_flight = h.s.cwnd.min(bdp as u32 + 30);
-            let rs = RateSample {
-                delivered: bdp,
-                interval: rtt,
-                acked_sacked: 10,
-                losses: lost,
-                prior_in_flight: h.s.in_flight,
-                prior_delivered: h.s.delivered.saturating_sub(bdp),
-                rtt: Some(rtt),
-                ..Default::default()
-            };
-            h.ack_rate(&rs);
-        }
     }
 
     /// Linux's policer detection on a hand-made policer: 10 packets
