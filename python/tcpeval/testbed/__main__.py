@@ -49,7 +49,7 @@ def _grid(argv: list[str]) -> int:
         return _rescore(a)
     offers = check()["algorithms"]
     ccs = _default_ccs(offers) if a.cc is None else [c for c in a.cc.split(",") if c]
-    bad = [c for c in ccs if offers.get(c, {}).get("how") not in ("kernel", "bpf")]
+    bad = [c for c in ccs if not _offered(offers, c)]
     if bad or a.reps < 1 or a.attempts < 1:
         what = (f"--cc: {', '.join(bad)} not offered here (see `testbed check`)" if bad
                 else "--reps and --attempts: must be at least 1")
@@ -70,11 +70,17 @@ def _grid(argv: list[str]) -> int:
     return 0
 
 
+def _offered(offers: dict, cc: str) -> bool:
+    """Whether this machine runs `cc` on the kernel, built in or as BPF."""
+    return offers.get(cc, {}).get("how") in ("kernel", "bpf")
+
+
 def _default_ccs(offers: dict) -> list[str]:
     from . import grid
 
-    ccs = [c for c in grid.algorithms() if offers.get(c, {}).get("how") in ("kernel", "bpf")]
-    skipped = [c for c in grid.algorithms() if c not in ccs]
+    every = grid.algorithms()
+    ccs = [c for c in every if _offered(offers, c)]
+    skipped = [c for c in every if c not in ccs]
     if skipped:
         print(f"tcpeval.testbed grid: not offered here, skipped: {', '.join(skipped)} "
               "(see `testbed check`)", file=sys.stderr)

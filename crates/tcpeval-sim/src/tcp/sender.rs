@@ -354,6 +354,7 @@ impl Sender {
         self.s.snd_nxt = self.board.snd_nxt;
         self.s.srtt = self.rtt.srtt;
         self.s.min_rtt = self.rtt.min_rtt;
+        (self.s.lost, self.s.delivered_time) = (self.board.lost, self.rate.delivered_time());
     }
 
     // ----- ACK processing -------------------------------------------------------
@@ -421,7 +422,6 @@ impl Sender {
             self.ecn_reduce();
         }
         self.sync_state(now);
-        (self.s.lost, self.s.delivered_time) = (self.board.lost, self.rate.delivered_time());
         let mut rs = self.rate.sample(&track, now, self.s.delivered, self.rtt.min_rtt);
         rs.acked_sacked = delivered;
         rs.losses = newly_lost;
