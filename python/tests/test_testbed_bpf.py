@@ -264,7 +264,8 @@ def test_the_grid_reports_mean_ci_and_verdict_per_cell():
     mean, half = r["stats"]["aggregate"]
     assert mean == pytest.approx(-0.02)
     assert half == pytest.approx(4.303 * 0.01 / 3 ** 0.5)  # sd 0.01, t(0.975, 2)
-    assert r["stats"]["share"][0] == pytest.approx(0.1 / 3)
+    # The larger flow's share, simulator minus kernel: 0, 0.5 - 0.6, 0.
+    assert r["stats"]["share"][0] == pytest.approx(-0.1 / 3)
     # Alike flows: the larger share is compared with the larger, whichever flow has it.
     swapped = cmp(100, 100, (0.4, 0.6), 0.0)
     swapped["flows"][0]["throughput_mbps"]["sim"] = 60
@@ -272,11 +273,32 @@ def test_the_grid_reports_mean_ci_and_verdict_per_cell():
     assert grid.metrics(swapped)["share"] == pytest.approx(0.0)
     assert r["runs"] == 4 and r["misses"] == []
     assert 'flows.0.count=2' in cell.overrides() and 'network.buffer="1bdp"' in cell.overrides()
-    bad = grid.verdict({"aggregate": (0.05, 0), "share": (0.2, 0), "srtt": (-0.01, 0)})
-    assert [m.split()[0] for m in bad] == ["aggregate", "share"]
+    bad = grid.verdict({"aggregate": (0.05, 0), "share": (0.2, 0.15), "srtt": (-0.01, 0)})
+    assert bad == ["aggregate +0.050 beyond 0.03 (whole interval beyond)",
+                   "share +0.200 beyond 0.1 (interval reaches it)"]
     assert "| scalable x2 50 ms 1 BDP | -2.0% ±" in grid.markdown([r])
     assert len(grid.cells(["reno", "bic"])) == 2 * 2 * 3 * 3
     assert len(grid.cells(["reno"], quick=True)) == 2
+
+
+def test_a_grid_cell_share_difference_is_signed_so_spread_is_not_bias():
+    """Each side splitting 60/40 in one run and 50/50 in the other, in turn, is
+    spread, not a difference: the cell's share difference is 0; a simulator
+    that splits 70/30 every time against an even kernel is +0.2, shown."""
+    from tcpeval.testbed import grid
+
+    def cmp(sim, ker):
+        flows = [{"throughput_mbps": {"sim": s, "testbed": k}, "srtt_ms": {"rel_diff": 0.0}}
+                 for s, k in zip(sim, ker, strict=True)]
+        return {"flows": flows, "aggregate_mbps": {"rel_diff": 0.0},
+                "drops": {"sim": 0, "testbed": 0}, "testbed_runs": {"needed": 1}}
+
+    cell = grid.Cell("reno", 2, 20, 1)
+    spread = grid.summarize_cell(cell, [cmp((60, 40), (50, 50)), cmp((50, 50), (40, 60))])
+    assert spread["stats"]["share"][0] == pytest.approx(0.0) and spread["misses"] == []
+    uneven = grid.summarize_cell(cell, [cmp((70, 30), (50, 50)), cmp((30, 70), (49, 51))])
+    assert uneven["stats"]["share"][0] == pytest.approx(0.195)
+    assert uneven["shown"] == ["share"]
 
 
 def test_the_grid_refuses_an_algorithm_not_offered_with_exit_2(capsys):
