@@ -222,7 +222,7 @@ impl Simulation {
         let n_udp = built.udp.len();
         let mut nic_owner = vec![None; built.topo.links.len()];
         for (f, fc) in cfg.flows.iter().enumerate() {
-            if fc.nic_queue_pkts.is_some() {
+            if fc.nic_queue_pkts.is_some() || built.senders[f].small_queues() {
                 nic_owner[built.topo.nodes[built.flow_hosts[f].0 as usize].out as usize] = Some(f as u32);
             }
         }
@@ -393,6 +393,7 @@ impl Simulation {
         if self.nic_owner[nic].is_some() {
             let link = &self.topo.links[nic];
             self.senders[f].nic_room = Some(link.room(now));
+            self.senders[f].nic_queued = link.occupancy(now);
         }
         let mut out = std::mem::take(&mut self.out);
         call(&mut self.senders[f], now, &mut out);
@@ -734,7 +735,11 @@ impl Simulation {
         flow.initial_cwnd = self.web.initial_windows[k];
         let (sender, receiver) = endpoint_pair(&self.web.flows[k], cc, id as usize, Some(transfer.bytes), hosts, self.cfg.seed);
         let slot = WebSlot { source: k as u32, id, start_ns: now, transfer, live: true };
+        let tracked = sender.small_queues();
         self.fill_slot(f, hosts, sender, receiver, slot);
+        if tracked {
+            self.nic_owner[self.topo.nodes[hosts.0 as usize].out as usize] = Some(f as u32);
+        }
         self.with_sender(f, |s, now, out| s.start(now, out));
     }
 

@@ -13,6 +13,7 @@ use crate::tcp::rack::{FackRule, LossDetection};
 use crate::tcp::ns2_agent::Ns2AgentKind;
 use crate::tcp::recovery::Reduction;
 use crate::tcp::rtt::RttSampling;
+use crate::tcp::tsq::Tsq;
 use crate::tcp::sender::CwndTest;
 use crate::tcp::undo::UndoRule;
 use crate::time::{Time, MS, SEC};
@@ -115,6 +116,9 @@ pub struct Profile {
     /// FAST here, gets that rate, not its own). Earlier stacks keep the
     /// module's rate.
     pub tcp_pacing: bool,
+    /// TCP Small Queues (tcp::tsq; Linux 3.6 on), with the stack's
+    /// `tcp_limit_output_bytes`; None before 3.6 and in ns-2.
+    pub tsq: Option<Tsq>,
     /// The sender is one of ns-2's own agents (tcp::ns2_agent), set by
     /// `build` for the algorithms ns-2 has as agents of their own (Vegas,
     /// Tahoe) at the ns2 stack.
@@ -128,6 +132,11 @@ const LINUX_QUICKACKS: u32 = 16;
 const NS2_SYN_ACK: u32 = 1;
 /// Linux TCP_TIMEOUT_INIT before 3.1 (3*HZ) and after (1*HZ).
 const RTO_INIT_OLD: Time = 3 * SEC;
+/// `sysctl_tcp_limit_output_bytes`: 131072 from TSQ's start (3.6, "tcp: TCP
+/// Small Queues") to 4.1; 1 MB from 5.0 (6.6 reads `16 * 65536`,
+/// net/ipv4/tcp_ipv4.c `tcp_sk_init`). This machine's 6.18 reads 4 MB.
+const TSQ_LIMIT_316: u64 = 131_072;
+const TSQ_LIMIT_66: u64 = 1 << 20;
 const RTO_INIT_RFC6298: Time = SEC;
 
 impl Stack {
@@ -200,6 +209,7 @@ impl Stack {
             cwnd_test: CwndTest::PriorInFlight,
             rtt_sampling: RttSampling::Linux26,
             tcp_pacing: false,
+            tsq: None,
             ns2_agent: None,
         };
         let linux_new = |growth| Profile {
@@ -224,6 +234,7 @@ impl Stack {
             cwnd_test: CwndTest::Validated,
             rtt_sampling: RttSampling::Current,
             tcp_pacing: false,
+            tsq: Some(Tsq { limit_output_bytes: TSQ_LIMIT_316, skb_overhead: 1280 }),
             ns2_agent: None,
         };
         match self {
@@ -243,6 +254,7 @@ impl Stack {
                 loss_detection: LossDetection::Rack,
                 undo: UndoRule::Linux66,
                 tcp_pacing: true,
+                tsq: Some(Tsq { limit_output_bytes: TSQ_LIMIT_66, skb_overhead: 896 }),
                 ..linux_new(Growth::PerPacket)
             },
             Stack::Ns2 => Profile {
@@ -261,6 +273,7 @@ impl Stack {
                 cwnd_test: CwndTest::Always,
                 rtt_sampling: RttSampling::Current,
                 tcp_pacing: false,
+                tsq: None,
                 ns2_agent: None,
             },
             // The sink is ns-2's TCPSink/Sack1/DelAck: no quick-ACK start, no
@@ -583,6 +596,26 @@ mod tests {
         let cfg = SenderConfig { flow: 0, dst: 1, mss: 1448, header_bytes: 52, total_bytes: None, max_window: 1 << 20, sack: true, initial_cwnd: 10 };
         let (cc, profile) = stack.build("reno", &Map::new()).unwrap();
         Sender::new(cfg, cc).with_stack(&profile)
+    }
+
+    /// TCP Small Queues from 3.6 with that kernel's `tcp_limit_output_bytes`
+    /// (128 KB at 3.16, 1 MB at 6.6), none before and none in ns-2; a
+    /// linux-6.6 sender hands its initial window down three segments at a
+    /// time and one more each time the interface finishes one.
+    #[test]
+    fn small_queues_by_stack() {
+        let caps: Vec<Option<u64>> = STACKS.iter().map(|s| s.profile().tsq.map(|t| t.limit_output_bytes)).collect();
+        assert_eq!(caps, [None, None, None, Some(131_072), Some(1 << 20), None, None]);
+        let mut new = sender(Stack::Linux66).with_small_queues(Stack::Linux66.profile().tsq, 100 * MS);
+        let mut out = Vec::new();
+        new.start(0, &mut out);
+        assert_eq!((out.len(), new.nic_blocked), (3, true));
+        new.nic_queued = 2; // the interface finished one
+        new.on_nic_drained(12_000, &mut out);
+        assert_eq!((out.len(), out[3].ts_val), (4, 12_000));
+        let mut old = sender(Stack::Linux2622).with_small_queues(Stack::Linux2622.profile().tsq, 100 * MS);
+        old.start(0, &mut out);
+        assert!(!old.nic_blocked && !old.small_queues());
     }
 
     #[test]

@@ -149,7 +149,9 @@ fn simulate(alg: &str, cwnd: u32, actions: &[Action]) -> (Vec<Step>, Vec<(u32, u
             Step::Tsecr => tsecr = true,
             Step::Limited(v) => h.s.cwnd_limited = v,
             Step::Ack(n) if tsecr => {
-                let sample = AckSample { acked: n, rtt: Some(h.rtt), in_flight: h.s.cwnd, rcv_tsval: tsval, rcv_tsecr: Some(0) };
+                // The BPF program dates the newest segment acked as now - rtt_us.
+                let newest_acked_tx = h.s.now.checked_sub(h.rtt);
+                let sample = AckSample { acked: n, rtt: Some(h.rtt), in_flight: h.s.cwnd, rcv_tsval: tsval, rcv_tsecr: Some(0), newest_acked_tx };
                 h.ack_sample(&sample);
             }
             Step::Ack(n) => h.ack(n),

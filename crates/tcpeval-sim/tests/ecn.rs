@@ -13,7 +13,7 @@ const RATE: f64 = 100e6;
 
 /// Four flows of `cc` (started 0.25 s apart), 100 Mbit/s, 50 ms, a 2-BDP
 /// buffer (834 packets), behind `queue` with its ECN switch on.
-fn aqm_run(queue: &str, cc: &str, ecn: bool, seconds: u64) -> SimResult {
+fn aqm_run(queue: &str, cc: &str, ecn: bool, seconds: u64, seed: u64) -> SimResult {
     let flows = (0..4)
         .map(|i| {
             let mut f = flow(cc, 50, i as f64 * 0.25);
@@ -22,6 +22,7 @@ fn aqm_run(queue: &str, cc: &str, ecn: bool, seconds: u64) -> SimResult {
         })
         .collect();
     let mut cfg = dumbbell(RATE, 50, 2.0, seconds, flows);
+    cfg.seed = seed;
     let hop = &mut cfg.network.hops[0];
     hop.queue = queue.into();
     (hop.red.ecn, hop.codel.ecn, hop.fq_codel.ecn, hop.pie.ecn) = (Some(true), Some(true), Some(true), Some(true));
@@ -42,7 +43,7 @@ fn drops_after(r: &SimResult, from_s: f64) -> u64 {
 #[test]
 fn codel_fq_codel_and_pie_mark_ecn_flows_instead_of_dropping_them_at_the_same_throughput() {
     for queue in ["codel", "fq_codel", "pie"] {
-        let (marked, dropped) = (aqm_run(queue, "cubic", true, 15), aqm_run(queue, "cubic", false, 15));
+        let (marked, dropped) = (aqm_run(queue, "cubic", true, 15, 1), aqm_run(queue, "cubic", false, 15, 1));
         assert_eq!(drops(&marked), 0, "{queue}: ECN flows see no drop below the limit");
         assert!(marked.links[0].marks > 10, "{queue}: {} marks", marked.links[0].marks);
         assert!(marked.flows.iter().all(|f| f.retransmits == 0), "{queue}: nothing to retransmit");
@@ -55,15 +56,21 @@ fn codel_fq_codel_and_pie_mark_ecn_flows_instead_of_dropping_them_at_the_same_th
 /// RED's average (a one-second time constant) lags the first slow start of
 /// four Reno flows, whose overshoot overflows the buffer, and the recovery's
 /// retransmissions leave Not-ECT (RFC 3168 section 6.1.5), so RED may drop
-/// them; from then on marks replace every drop.
+/// them; from then on marks replace every drop. Utilisation is compared over
+/// four seeds: one run's varies with where RED's random marks fall (seeds 1-6
+/// with TCP Small Queues: 0.86-0.93 with ECN, 0.90-0.93 with drops).
 #[test]
 fn red_marks_ecn_reno_flows_instead_of_dropping_them_at_the_same_throughput() {
-    let (marked, dropped) = (aqm_run("red", "reno", true, 20), aqm_run("red", "reno", false, 20));
-    assert_eq!(drops_after(&marked, 5.0), 0, "ECN flows: no drop after start-up");
-    assert!(marked.links[0].marks > 100, "{} marks", marked.links[0].marks);
-    assert!(drops_after(&dropped, 5.0) > 10 && dropped.links[0].marks == 0, "the same RED drops Not-ECT flows");
-    let (u_marked, u_dropped) = (utilization(&marked, RATE, 5.0, 20.0), utilization(&dropped, RATE, 5.0, 20.0));
-    assert!((u_marked / u_dropped - 1.0).abs() < 0.05, "utilisation with ECN {u_marked:.4}, with drops {u_dropped:.4}");
+    let (mut u_marked, mut u_dropped) = (0.0, 0.0);
+    for seed in 1..=4 {
+        let (marked, dropped) = (aqm_run("red", "reno", true, 20, seed), aqm_run("red", "reno", false, 20, seed));
+        assert_eq!(drops_after(&marked, 5.0), 0, "ECN flows: no drop after start-up");
+        assert!(marked.links[0].marks > 100, "{} marks", marked.links[0].marks);
+        assert!(drops_after(&dropped, 5.0) > 10 && dropped.links[0].marks == 0, "the same RED drops Not-ECT flows");
+        u_marked += utilization(&marked, RATE, 5.0, 20.0) / 4.0;
+        u_dropped += utilization(&dropped, RATE, 5.0, 20.0) / 4.0;
+    }
+    assert!((u_marked / u_dropped - 1.0).abs() < 0.03, "mean utilisation with ECN {u_marked:.4}, with drops {u_dropped:.4}");
 }
 
 /// The gaps between a flow's successive window cuts (ssthresh falls) less

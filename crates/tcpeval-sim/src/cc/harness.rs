@@ -91,6 +91,7 @@ impl<C: CongestionOps> Harness<C> {
             self.s.now = self.s.now.max(newest + self.rtt + self.ack_delay);
             sample.rcv_tsecr = Some(first);
             sample.rcv_tsval = newest + owd + self.ack_delay;
+            sample.newest_acked_tx = Some(newest);
             self.sent.drain(..n.min(self.sent.len()));
         }
         let rs = RateSample { acked_sacked: n, prior_in_flight: sample.in_flight, rtt: sample.rtt, ..Default::default() };

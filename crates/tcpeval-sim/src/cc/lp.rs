@@ -54,7 +54,6 @@ use super::{cong_avoid_ai, AckSample, CaEvent, CaState, CcState, CongestionOps};
 use crate::time::{ts_clock, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// delta: the ECI threshold as a fraction of the OWD range (paper: delta =
 /// 0.15; Linux `15 * (owd_max - owd_min) / 100`; ns-3 `TcpLp` the same).
@@ -130,8 +129,6 @@ pub struct LowPriority {
     within_inference: bool,
     /// An ECI happened since the last timeout: grow in congestion avoidance.
     no_slow_start: bool,
-    /// (snd_nxt, time) after each send burst, to date the newest acked segment.
-    sends: VecDeque<(u64, Time)>,
     last_una: u64,
     /// An ACK covered two segments: the receiver delays ACKs.
     peer_delays_acks: bool,
@@ -151,7 +148,6 @@ impl LowPriority {
             inference: 0,
             within_inference: false,
             no_slow_start: false,
-            sends: VecDeque::new(),
             last_una: 0,
             peer_delays_acks: false,
             early_indications: 0,
@@ -207,18 +203,6 @@ impl LowPriority {
         self.sowd = if self.sowd == 0 { owd << SOWD_SHIFT } else { self.sowd - (self.sowd >> SOWD_SHIFT) + owd };
     }
 
-    /// The segments sent since the previous ACK went out by `last_send_time`
-    /// (the sender transmits right after processing an ACK, so for a flow that
-    /// does not pace this is their send time).
-    fn log_sends(&mut self, s: &CcState) {
-        if self.sends.back().is_none_or(|&(nxt, _)| s.snd_nxt > nxt) {
-            self.sends.push_back((s.snd_nxt, s.last_send_time));
-        }
-        while self.sends.front().is_some_and(|&(nxt, _)| nxt < s.snd_una) {
-            self.sends.pop_front();
-        }
-    }
-
     /// One OWD sample and the RTT to scale the inference window, if this ACK
     /// gives a usable one.
     fn measure(&mut self, s: &CcState, sample: &AckSample) -> Option<(Time, Time)> {
@@ -237,16 +221,13 @@ impl LowPriority {
         } else if self.peer_delays_acks {
             return None; // a lone segment's ACK may have waited for the delayed-ACK timer
         }
-        let &(_, tx) = self.sends.front()?;
+        let tx = sample.newest_acked_tx?;
         Some((tsval.checked_sub(tx)?, s.now.checked_sub(tx)?))
     }
 
     /// Linux `tcp_lp_pkts_acked`: update the delay estimates and detect an early
     /// congestion indication. The caller applies the window change.
     pub fn on_ack(&mut self, s: &CcState, sample: &AckSample) -> Eci {
-        if self.cfg.owd_filter {
-            self.log_sends(s);
-        }
         let measured = self.measure(s, sample);
         self.last_una = s.snd_una;
         if let Some((owd, rtt)) = measured {

@@ -195,6 +195,10 @@ pub struct AckSample {
     /// echoed segment plus the receiver's ACK delay (what TCP-LP measures).
     pub rcv_tsval: Time,
     pub rcv_tsecr: Option<Time>,
+    /// When the newest segment this ACK cumulatively acknowledged was sent
+    /// (None when none was, or retransmitted data was acknowledged): Linux's
+    /// `ca_rtt_us` reaches back to it on such an ACK (TCP-LP's one-way delay).
+    pub newest_acked_tx: Option<Time>,
 }
 
 /// A delivery-rate sample (Linux `struct rate_sample`, net/ipv4/tcp_rate.c; the
@@ -349,11 +353,17 @@ impl BicUndo {
 /// `tcp_pacing_ca_ratio` (120%) after. Linux takes `packets_out`; 0 before the
 /// first RTT sample.
 pub fn linux_pacing_bytes_per_ns(s: &CcState, packets: u32) -> f64 {
-    if s.srtt == 0 {
+    pacing_bytes_per_ns_at(s, packets, s.srtt)
+}
+
+/// The same rate with `srtt` in place of the flow's (tcp::tsq: the handshake's
+/// RTT before the first data sample).
+pub fn pacing_bytes_per_ns_at(s: &CcState, packets: u32, srtt: Time) -> f64 {
+    if srtt == 0 {
         return 0.0;
     }
     let ratio = if s.cwnd < s.ssthresh / 2 { 2.0 } else { 1.2 };
-    ratio * f64::from(s.cwnd.max(packets)) * f64::from(s.mss) / s.srtt as f64
+    ratio * f64::from(s.cwnd.max(packets)) * f64::from(s.mss) / srtt as f64
 }
 
 /// Linux 2.6 `tcp_reno_min_cwnd` (net/ipv4/tcp_cong.c at 2.6.22): half of

@@ -197,6 +197,12 @@ impl Link {
         self.queue.free_packets() + idle as u64
     }
 
+    /// Packets queued or being serialised: what a host's interface holds of
+    /// its sender's (tcp::tsq counts them until they leave it).
+    pub fn occupancy(&self, now: Time) -> u32 {
+        self.queue.len() as u32 + u32::from(self.busy_until > now)
+    }
+
     /// Packets on the wire or being serialised (not yet at the far end).
     pub fn in_pipe(&self) -> usize {
         self.pipe.len()

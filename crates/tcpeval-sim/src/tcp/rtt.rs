@@ -79,6 +79,12 @@ impl RttTrack {
         *range = Some((lo.min(seg.tx_time), hi.max(seg.tx_time)));
     }
 
+    /// The send time of the newest segment cumulatively acknowledged, unless
+    /// retransmitted data was (AckSample::newest_acked_tx).
+    pub fn newest_acked(&self) -> Option<Time> {
+        self.ackt.filter(|_| !self.retrans_acked).map(|a| a.1)
+    }
+
     /// The ACK's RTT samples by the stack's rule: (estimator sample,
     /// congestion-control sample), each None when the rule gives none.
     pub fn samples(&self, now: Time, advanced: bool, ts_ecr: Option<Time>, rule: RttSampling) -> (Option<Time>, Option<Time>) {

@@ -17,7 +17,8 @@ use super::rack::{early_retransmit_due, er_delay, ErContext, FackRule, LossDetec
 use super::rate::{RateState, RateTrack};
 use super::recovery::{AckInfo, Recovery};
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, INITIAL_SCOREBOARD};
-use crate::cc::{AckSample, CaEvent, CaState, Cc, CcState, CongestionOps, RateSample};
+use super::tsq::{SmallQueues, Tsq};
+use crate::cc::{pacing_bytes_per_ns_at, AckSample, CaEvent, CaState, Cc, CcState, CongestionOps, RateSample};
 use crate::net::{Packet, SegRange};
 use crate::stack::TxStart;
 use crate::tcp::receiver::NO_TS;
@@ -169,8 +170,15 @@ pub struct Sender {
     /// Free slots in the interface queue (Linux txqueuelen), set by the simulation
     /// before each call; None when unlimited.
     pub nic_room: Option<u64>,
-    /// The last send stopped on a full interface queue: call `send` when it drains.
+    /// The last send stopped on a full interface queue or on TCP Small Queues:
+    /// call `send` when the interface finishes a packet.
     pub nic_blocked: bool,
+    /// TCP Small Queues (tcp::tsq), in the stacks that have it.
+    tsq: Option<SmallQueues>,
+    /// This flow's packets in its host's interface (queued or being
+    /// serialised), set by the simulation before each call when it tracks
+    /// them, and counted up as the sender emits.
+    pub nic_queued: u32,
     /// The rate sample of the last ACK (for tests and traces).
     pub last_rate_sample: RateSample,
     pub counters: SenderCounters,
@@ -231,6 +239,8 @@ impl Sender {
             last_rate_sample: RateSample::default(),
             nic_room: None,
             nic_blocked: false,
+            tsq: None,
+            nic_queued: 0,
             counters: SenderCounters::default(),
             completed: None,
             ecn: EcnSender::default(),
@@ -387,7 +397,8 @@ impl Sender {
         self.rate.on_ack(&track, now, delivered);
         self.sync_state(now);
         let tsecr = (p.ts_ecr != NO_TS).then_some(p.ts_ecr);
-        let sample = AckSample { acked: delivered, rtt, in_flight: prior_in_flight, rcv_tsval: p.ts_val, rcv_tsecr: tsecr };
+        let newest_acked_tx = track.rtt.newest_acked();
+        let sample = AckSample { acked: delivered, rtt, in_flight: prior_in_flight, rcv_tsval: p.ts_val, rcv_tsecr: tsecr, newest_acked_tx };
         hooks::pkts_acked(&mut self.cc, &mut self.s, &sample);
         self.note_dsack(dsack, track.prior_delivered());
         self.process_tlp_ack(p.ack, acked == 0 && delivered == 0, dsack);
@@ -691,16 +702,22 @@ impl Sender {
         let (prior_out, prior_nxt, sent_before) = (self.packets_out(), self.snd_nxt(), self.counters.segments_sent);
         self.recovery.clamp_pipe(self.in_flight());
         let new_only = self.recovery.take_new_data_only();
+        let small_queues = self.small_queue_limits();
         while self.window_open() && !self.pacing_wait(now) {
             if self.nic_room == Some(0) {
                 self.nic_blocked = true;
                 self.local_congestion();
                 break;
             }
+            let lost = if new_only { None } else { self.board.next_lost() };
+            if self.held_by_small_queues(small_queues, lost.is_some()) {
+                self.nic_blocked = true;
+                break;
+            }
             if let Some(room) = self.nic_room.as_mut() {
                 *room -= 1;
             }
-            if let Some(seq) = if new_only { None } else { self.board.next_lost() } {
+            if let Some(seq) = lost {
                 self.retransmit(seq, now, out);
             } else if self.may_send_new() {
                 self.send_new(now, out);
@@ -716,6 +733,48 @@ impl Sender {
         } else if self.packets_out() > 0 && self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
+    }
+
+    /// TCP Small Queues' limits for this send (tcp::tsq), in segments the
+    /// interface may hold for one more to go (new data, retransmission). The
+    /// rate is the flow's pacing rate, or for one that does not pace Linux's
+    /// `sk_pacing_rate` all the same (`tcp_update_pacing_rate`), from the
+    /// handshake's RTT before the first sample. Computed once a send: the
+    /// rate moves only on ACKs.
+    fn small_queue_limits(&self) -> Option<(u32, u32)> {
+        let q = self.tsq?;
+        let paced = self.s.pacing_rate > 0.0;
+        let rate = if paced {
+            self.s.pacing_rate
+        } else {
+            let srtt = if self.s.srtt > 0 { self.s.srtt } else { q.handshake_rtt };
+            pacing_bytes_per_ns_at(&self.s, self.packets_out() as u32, srtt) * 1e9
+        };
+        Some(q.most_queued(self.cfg.mss, rate, paced))
+    }
+
+    /// TCP Small Queues hold the next segment: enough of the flow's are in the
+    /// interface and something sent is unacknowledged.
+    fn held_by_small_queues(&self, limits: Option<(u32, u32)>, retransmit: bool) -> bool {
+        limits.is_some_and(|(new, rtx)| {
+            let most = if retransmit { rtx } else { new };
+            self.nic_queued > most && self.packets_out() > 0
+        })
+    }
+
+    /// Whether TCP Small Queues hold this sender: the simulation must then keep
+    /// `nic_queued` and call `on_nic_drained`.
+    pub fn small_queues(&self) -> bool {
+        self.tsq.is_some()
+    }
+
+    /// Hand segments down under the stack's TCP Small Queues (tcp::tsq), the
+    /// handshake's RTT as Linux's first srtt. Only a sender whose host
+    /// interface the simulation tracks takes them (build.rs): a bare sender,
+    /// as in unit tests, has an interface that never holds anything.
+    pub fn with_small_queues(mut self, rule: Option<Tsq>, handshake_rtt: Time) -> Self {
+        self.tsq = rule.map(|rule| SmallQueues { rule, handshake_rtt });
+        self
     }
 
     /// The interface queue drained a packet after a send was refused.
@@ -797,6 +856,7 @@ impl Sender {
             let gap = (wire as f64 * 1e9 / self.s.pacing_rate) as Time;
             self.pace_next = self.pace_next.max(now) + gap;
         }
+        self.nic_queued += 1;
         let mut p = Packet::data(self.cfg.flow, self.cfg.dst, seq, payload, wire, now);
         if self.ecn.on() {
             self.ecn.mark(&mut p, fresh);
