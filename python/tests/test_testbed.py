@@ -281,10 +281,14 @@ def test_two_flows_fill_the_link_at_100mbps_50ms():
     # The receiving namespace's counters: it took the data on its fast path.
     assert all(f["sink_netstat"].get("TCPHPHits", 0) > 0 for f in result.raw["flows"])
     # The receiver ACKs every second segment as they arrive, as the simulator's
-    # does, not when the sink process reads (3.25 segments per ACK without the
-    # sink's SO_RCVLOWAT on this VM).
+    # does, not when the sink process reads (3.25 segments per ACK with an
+    # autotuned buffer on this VM) nor every segment while its window grows:
+    # the sink's window stays where it pinned it.
     for f in result.raw["flows"]:
-        assert f["segments_sent"] / f["acks"] < 2.3, (f["segments_sent"], f["acks"])
+        assert 1.8 < f["segments_sent"] / f["acks"] < 2.1, (f["segments_sent"], f["acks"])
+        w = f["sink_window"]
+        bdp = 100e6 * 0.050 / 8
+        assert w["rcv_ssthresh_last"] == w["pinned"] >= 10 * bdp, w
 
 
 @needs_testbed
@@ -453,6 +457,26 @@ def _plan(**over):
     return make_plan(cfg, "tcpe-x-", "nfqueue", "/bin/true")
 
 
+def test_each_sink_gets_a_fixed_buffer_and_a_window_open_from_the_first_ack():
+    """The sink's route asks for an initial window of SINK_INITRWND segments
+    and its endpoint a buffer of at least 64 MiB and four BDPs (the window
+    the simulator's receiver never limits; docs/testbed.md)."""
+    from tcpeval.testbed import runner, topology
+
+    plan = _plan()
+    routes = [argv for ns, argv in topology.link_commands(plan)
+              if ns in {f.sink for f in plan.flows} and argv[:3] == ["ip", "route", "add"]]
+    assert len(routes) == 2
+    assert all(r[r.index("initrwnd") + 1] == str(topology.SINK_INITRWND) for r in routes)
+    assert plan.sink_buffer() == 64 << 20
+    long_fat = _plan(rate_bps=1e9)
+    long_fat.flows[0].rtt_s = 0.2  # BDP 25 MB: four of them
+    assert long_fat.sink_buffer() == 100_000_000
+    args = runner.sink_args(plan, plan.flows[0])
+    assert args[args.index("--rcvbuf") + 1] == str(64 << 20)
+    assert "--window-clamp" not in args
+
+
 def _queue(**over):
     return {"queue": 1, "pkts": 10_000, "late_mean_us": 40.0, "late_max_us": 3000.0,
             "enobufs": 0, "dropped": 0, "maxdepth": 300, "capacity": 65536,
@@ -499,6 +523,16 @@ def test_reordering_gate():
 
     assert gates.reordering(_plan(), _raw(0, 0, reorder=2))[0]["ok"]
     assert not gates.reordering(_plan(), _raw(0, 0, reorder=50))[0]["ok"]
+
+
+def test_a_sink_window_that_grew_fails_its_gate():
+    from tcpeval.testbed import gates
+
+    pinned = {"pinned": 33_579_120, "rcvbuf": 64 << 20, "rcv_ssthresh_last": 33_579_120}
+    grew = {**pinned, "rcv_ssthresh_last": 41_000_000}
+    assert gates.sink_window({"flows": [{"sink_window": pinned}, {"sink_window": None}]})[0]["ok"]
+    [g] = gates.sink_window({"flows": [{"sink_window": pinned}, {"sink_window": grew}]})
+    assert not g["ok"] and "flow 1: pinned 33579120 B, grew to 41000000 B" in g["detail"]
 
 
 def test_a_small_buffer_or_random_loss_is_not_a_saturating_run():

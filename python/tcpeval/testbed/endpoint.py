@@ -37,10 +37,13 @@ KEEP = ("snd_cwnd", "snd_ssthresh", "rtt", "min_rtt", "unacked", "sacked", "lost
         "total_retrans", "bytes_acked", "bytes_sent", "bytes_retrans", "data_segs_out",
         "segs_in", "delivery_rate", "pacing_rate", "dsack_dups", "reord_seen")
 CHUNK = 1 << 20
-# The sink's low-water mark as a share of its receive buffer (see
-# _ack_as_segments_arrive): a 16th leaves the window almost whole, and is 8 KiB
-# of the first 128 KiB buffer, about 1.6 ms at 40 Mbit/s.
-LOWAT_SHARE = 16
+# setsockopt(SO_RCVBUFFORCE) (asm-generic/socket.h), which Python's socket
+# module does not name: root may set a buffer past net.core.rmem_max.
+SO_RCVBUFFORCE = 33
+# The sink reads when this much waits (SO_RCVLOWAT, after the first read): few
+# reads, so few ACKs sent by the reader; far below the pinned window, which
+# unread data would otherwise take.
+SINK_LOWAT = 64 << 10
 LINGER_S = 0.5
 PROBE_PORT = 5002  # the sink listens there (never accepting) for RTT probes
 
@@ -105,6 +108,9 @@ def sink(a: argparse.Namespace) -> None:
     if a.window_clamp:
         # Caps the advertised receive window: the scenario's max_window.
         lsock.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, a.window_clamp)
+    # A fixed buffer (the accepted socket inherits it; autotuning off): with
+    # the route's initrwnd its window is open from the first ACK.
+    lsock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, a.rcvbuf // 2)  # the kernel doubles it
     lsock.bind((a.bind, a.port))
     lsock.listen(1)
     lsock.settimeout(0.2)
@@ -123,7 +129,10 @@ def sink(a: argparse.Namespace) -> None:
         conn = state.get("conn")
         if conn is not None:
             with contextlib.suppress(OSError):
-                state["sampled"] = tcp_info(conn)["bytes_received"]
+                info = tcp_info(conn)
+                state["sampled"] = info["bytes_received"]
+                if state.get("window"):
+                    state["window"]["rcv_ssthresh_last"] = info["rcv_ssthresh"]
         emit({"kind": "sample", "t": t, "bytes": state.get("sampled", 0),
               "app_bytes": state["bytes"]})
 
@@ -141,7 +150,7 @@ def sink(a: argparse.Namespace) -> None:
     sampler.join()
     done = state["completed"]
     emit({"kind": "end", "t": now(a.t0), "bytes": state.get("sampled", 0),
-          "first_byte": state.get("first_byte"),
+          "first_byte": state.get("first_byte"), "window": state.get("window"),
           "completed": done if done is not None and done <= a.duration else None,
           "netstat": _delta(before, netstat())})
 
@@ -159,7 +168,6 @@ def _accept(lsock: socket.socket, t0: float, duration: float) -> socket.socket |
 
 def _receive(conn: socket.socket, t0: float, duration: float, state: dict) -> None:
     buf = bytearray(CHUNK)
-    rcvbuf = 0
     while now(t0) < duration:
         try:
             n = conn.recv_into(buf)
@@ -172,29 +180,30 @@ def _receive(conn: socket.socket, t0: float, duration: float, state: dict) -> No
             return
         if not state["bytes"]:
             state["first_byte"] = now(t0)
+            state["window"] = _pin_window(conn)
         state["bytes"] += n
-        rcvbuf = _ack_as_segments_arrive(conn, rcvbuf)
     _abort(conn)
 
 
-def _ack_as_segments_arrive(conn: socket.socket, lowat_for: int) -> int:
-    """Linux ACKs every second full segment at once only while fewer than
-    SO_RCVLOWAT bytes wait unread or the window would not shrink
-    (`__tcp_ack_snd_check`); otherwise the ACK waits for the reader
-    (`tcp_cleanup_rbuf`), and this process's wake-ups set the ACK pattern (3.25
-    segments per ACK at 20 ms on this VM, against 2.00 in the simulator). With
-    a low-water mark the kernel ACKs as the segments arrive, as the
-    simulator's receiver does, until that much waits unread. The mark follows
-    the buffer autotuning grows (a 16th of it, reset when it grows): unread
-    data takes window, and a fixed 64 KiB mark held the first 128 KiB buffer's
-    window near 64 KiB, so autotuning, which grows the buffer when a round
-    trip's reads exceed it, never did (two flows on the TUN delay line: 47
-    packets in flight, 35 of 48 Mbit/s). Set after the first read, so that
-    read times the first byte. Returns the buffer size the mark is for."""
-    rcvbuf = conn.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
-    if rcvbuf != lowat_for:
-        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, rcvbuf // LOWAT_SHARE)
-    return rcvbuf
+def _pin_window(conn: socket.socket) -> dict:
+    """Keep the receive window where it is, so the kernel ACKs every second
+    segment as it arrives, as the simulator's receiver does. Linux sends that
+    ACK at once only if the window it would advertise does not shrink
+    (`__tcp_ack_snd_check`), and while the window grows (`tcp_grow_window`
+    raises rcv_ssthresh by two segments per segment, up to the clamp that the
+    first segment's len/truesize ratio sets) it ACKs every segment: with this
+    buffer that lasted 7 s of HSTCP-LP at 100 ms, and with autotuning the
+    window grows in steps behind the reads, whose wake-ups then set the ACK
+    pattern (2.4-2.7 segments per ACK). A clamp at the current rcv_ssthresh
+    (TCP_WINDOW_CLAMP, set after the first segment so that its ratio does not
+    reset it) leaves no room to grow; the fixed buffer keeps the free space
+    above half of it, so the window never shrinks. A reader woken by every
+    segment still sent some ACKs itself (`tcp_cleanup_rbuf`; 1.85 segments per
+    ACK): it now wakes per SINK_LOWAT bytes. Returns the pinned window."""
+    pinned = tcp_info(conn)["rcv_ssthresh"]
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, pinned)
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, SINK_LOWAT)
+    return {"pinned": pinned, "rcvbuf": conn.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)}
 
 
 def _abort(sock: socket.socket) -> None:
@@ -287,6 +296,7 @@ def main(argv: list[str]) -> None:
     s = sub.add_parser("sink")
     s.add_argument("--bind", required=True)
     s.add_argument("--window-clamp", type=int, default=0)
+    s.add_argument("--rcvbuf", type=int, required=True)
     r = sub.add_parser("send")
     r.add_argument("--dst", required=True)
     r.add_argument("--cc", required=True)

@@ -37,6 +37,10 @@ Limits, and why:
   judges the emulated link, not the algorithm: 2 LP flows at 100 Mbit/s, 50 ms reached 60.8
   Mbit/s on the kernel and 73.7 in the simulator (issue 32), a valid result
   the goodput gate refused.
+- sink window pinned: each sink's rcv_ssthresh at its last sample equals the
+  window it pinned after the first segment (endpoint._pin_window), so its
+  kernel ACKed every second segment as it arrived, not every segment while its
+  window grew (a flow that never delivered a byte is left to the other gates).
 """
 
 from __future__ import annotations
@@ -134,6 +138,15 @@ def reordering(plan: Plan, raw: dict) -> list[dict]:
                   reordering_events=events)]
 
 
+def sink_window(raw: dict) -> list[dict]:
+    grown = [(i, w) for i, w in enumerate(f.get("sink_window") for f in raw["flows"])
+             if w and w.get("rcv_ssthresh_last", w["pinned"]) != w["pinned"]]
+    detail = ("every sink's window stayed where it was pinned" if not grown else
+              "; ".join(f"flow {i}: pinned {w['pinned']} B, grew to {w['rcv_ssthresh_last']} B"
+                        for i, w in grown))
+    return [_gate("sink window pinned", not grown, detail)]
+
+
 def saturating(plan: Plan) -> bool:
     longest = max(f.rtt_s for f in plan.flows)
     bdp = plan.rate_bps * longest / 8
@@ -197,7 +210,8 @@ def rate(plan: Plan, raw: dict, samples: list[dict] | None = None) -> list[dict]
 def evaluate(plan: Plan, raw: dict, m: dict) -> dict:
     """Every gate's verdict; the run is valid when all pass."""
     gates = (delay_line(plan, m.get("delayline")) + base_rtt(plan, raw["flows"])
-             + drops(plan, raw, m) + reordering(plan, raw) + rate(plan, raw, m.get("samples")))
+             + drops(plan, raw, m) + reordering(plan, raw) + sink_window(raw)
+             + rate(plan, raw, m.get("samples")))
     failed = [g for g in gates if not g["ok"]]
     return {"valid": not failed, "reasons": [f"{g['gate']}: {g['detail']}" for g in failed],
             "gates": gates, "delay": plan.delay, "delay_line": m.get("delayline"),

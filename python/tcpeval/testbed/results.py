@@ -188,6 +188,9 @@ def flows(plan: Plan, config: dict, m: dict) -> list[dict]:
             # The receiving namespace's TcpExt counters (shared by the flows
             # that end there): how its ACKs went out (DelayedACKs, ...).
             "sink_netstat": got.get("netstat", {}),
+            # The sink's pinned receive window and its rcv_ssthresh at the last
+            # sample (endpoint._pin_window): equal if the window never grew.
+            "sink_window": got.get("window"),
         })
     return out
 

@@ -90,6 +90,14 @@ class Child:
         return [json.loads(line) for line in self.lines if line.startswith("{")]
 
 
+def sink_args(p: topology.Plan, f: topology.FlowPlan) -> list[str]:
+    """The endpoint's sink arguments of flow f: its fixed receive buffer and
+    the scenario's max_window as a window clamp."""
+    argv = ["sink", "--bind", f.dst, "--interval", repr(p.interval_s),
+            "--rcvbuf", str(p.sink_buffer())]
+    return argv + (["--window-clamp", str(f.window)] if f.window else [])
+
+
 class Testbed:
     """One run's namespaces and processes. Use as a context manager."""
 
@@ -153,9 +161,7 @@ class Testbed:
                   "--duration", repr(p.duration_s), "--tag", p.prefix]
         sinks, senders = [], []
         for f in p.flows:
-            argv = [*py, "sink", "--bind", f.dst, "--interval", repr(p.interval_s), *common]
-            if f.window:
-                argv += ["--window-clamp", str(f.window)]
+            argv = [*py, *sink_args(p, f), *common]
             sinks.append(self._spawn(f"sink {f.index}", in_ns(f.sink, argv)))
         for c in sinks:  # listening before the senders probe the path's RTT
             c.wait_first_line("listening", max(1.0, t0 - time.monotonic()))

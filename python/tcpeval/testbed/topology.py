@@ -26,6 +26,10 @@ SINK_PORT = 5001
 # Endpoint socket buffer ceiling (reference section 5: 64 MB), raised further for
 # paths whose BDP needs it.
 TCP_MEM_MAX = 64 << 20
+# The sinks' route `initrwnd` (segments): the first window is then what the
+# buffer allows (at most 65535 MSS; tcp_select_initial_window multiplies it by
+# the MSS in 32 bits), not Linux's default of ten segments.
+SINK_INITRWND = 65535
 
 
 @dataclass
@@ -100,6 +104,13 @@ class Plan:
         bdp = max(self.rate_bps * f.rtt_s / 8 for f in self.flows)
         return max(TCP_MEM_MAX, int(4 * bdp))
 
+    def sink_buffer(self) -> int:
+        """Each sink's fixed receive buffer (SO_RCVBUFFORCE): its window,
+        about half of it, is open from the first ACK and never limits the
+        sender, like the simulator's unlimited receive window (docs/testbed.md,
+        "The receiver's ACK pattern")."""
+        return self.tcp_mem_max()
+
 
 def make_plan(config: dict, prefix: str, delay: str, delayline: str | None) -> Plan:
     net = config["network"]["hops"][0]  # a dumbbell (refused otherwise)
@@ -157,7 +168,8 @@ def link_commands(p: Plan) -> list[tuple[str | None, list[str]]]:
             (f.sink, _addr("eth0", f"{f.dst}/24", f.mtu)),
             (f.sender, ["ip", "route", "add", "default", "via", f"10.1.{i}.1",
                         "initcwnd", str(f.initial_cwnd)]),
-            (f.sink, ["ip", "route", "add", "default", "via", f"10.2.{i}.1"]),
+            (f.sink, ["ip", "route", "add", "default", "via", f"10.2.{i}.1",
+                      "initrwnd", str(SINK_INITRWND)]),
         ]
     cmds += [(p.rl, ["ip", "route", "add", "10.2.0.0/16", "via", "10.0.0.2"]),
              (p.rr, ["ip", "route", "add", "10.1.0.0/16", "via", "10.0.0.1"])]
