@@ -821,13 +821,17 @@ def test_the_grid_page_counts_cells_from_the_data(tmp_path):
     (tmp_path / "reno.jsonl").write_text(
         "".join(json.dumps(r) + "\n" for r in (fair, fair, skewed, skewed)))
     (tmp_path / "runs.toml").write_text('[reno]\nkernel = "then"\nsimulator = "abc"\n')
+    with pytest.raises(ValueError, match="runs.toml: no sink for reno"):
+        grid.page(tmp_path)
+    (tmp_path / "runs.toml").write_text(
+        '[reno]\nkernel = "then"\nsink = "pinned"\nsimulator = "abc"\n')
     text = grid.page(tmp_path)
     # The kernel split 20/80 both times, the simulator 50/50: a shown miss.
-    assert "| reno | 1 of 2 | 1 | 4 | 4 | then | abc |" in text
+    assert "| reno | 1 of 2 | 1 | 4 | 4 | then | pinned | abc |" in text
     assert "| **all** | 1 of 2 | 1 | 4 | 4 |" in text
     assert "misses: x2 50 ms 1 BDP (share); shown by the whole interval: x2 50 ms 1 BDP" in text
     assert "| -0.300 ± 0.000 |" in text
-    assert "Not yet run with this sink: cubic, bbr," in text
+    assert "Not yet run: cubic, bbr," in text
     (tmp_path / "runs.toml").write_text('[cubic]\nkernel = "then"\nsimulator = "abc"\n')
     with pytest.raises(ValueError, match="runs.toml: no entry for reno"):
         grid.page(tmp_path)

@@ -222,7 +222,8 @@ simulator minus kernel, per paired run: positive when the simulator's flows
 split more unevenly. (The tables in docs/testbed.md made before 2026-11-27
 averaged its absolute value, which counts both sides' run-to-run spread as
 a difference.) `runs.toml` says when the kernel runs
-were made and which engine gave the simulator's side. Every number on this
+were made, with which sink (docs/testbed.md, "The receiver's ACK pattern")
+and which engine gave the simulator's side. Every number on this
 page is computed from those files (`grid.page`); docs/testbed.md explains
 the sink, the gates and what each miss is.
 """
@@ -243,15 +244,18 @@ def page(data: Path) -> str:
     missing = sorted(set(measured) - set(provenance))
     if missing:
         raise ValueError(f"{data / 'runs.toml'}: no entry for {', '.join(missing)}")
+    unsaid = sorted(cc for cc in measured if "sink" not in provenance[cc])
+    if unsaid:
+        raise ValueError(f"{data / 'runs.toml'}: no sink for {', '.join(unsaid)}")
     lines = [PAGE_HEAD, "## Totals", "", "| algorithm | cells meeting the goals | "
-             "misses shown | valid comparisons | testbed runs | kernel runs | simulator |",
-             "|---|---|---|---|---|---|---|"]
+             "misses shown | valid comparisons | testbed runs | kernel runs | sink | simulator |",
+             "|---|---|---|---|---|---|---|---|"]
     lines += [_totals_row(cc, results, provenance[cc]) for cc, results in measured.items()]
     every = [r for results in measured.values() for r in results]
-    lines.append(_totals_row("**all**", every, {"kernel": "", "simulator": ""}))
+    lines.append(_totals_row("**all**", every, {"kernel": "", "sink": "", "simulator": ""}))
     not_run = [cc for cc in known if cc not in measured]
     if not_run:
-        lines += ["", f"Not yet run with this sink: {', '.join(not_run)}."]
+        lines += ["", f"Not yet run: {', '.join(not_run)}."]
     for cc, results in measured.items():
         note = provenance[cc].get("note")
         lines += ["", f"## {cc}", "", f"{_met(results)} cells meet the goals; misses: "
@@ -270,7 +274,7 @@ def _totals_row(name: str, results: list[dict], prov: dict) -> str:
     runs = sum(r["runs"] for r in results)
     shown = sum(bool(r["shown"]) for r in results)
     return (f"| {name} | {_met(results)} | {shown} | {comparisons} | {runs} | "
-            f"{prov['kernel']} | {prov['simulator']} |")
+            f"{prov['kernel']} | {prov['sink']} | {prov['simulator']} |")
 
 
 def _misses(results: list[dict], which: str = "misses") -> str:
