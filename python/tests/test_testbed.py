@@ -271,8 +271,11 @@ def test_two_flows_fill_the_link_at_100mbps_50ms():
     assert s["backend"] == "testbed"
     total = sum(f["throughput_mbps"] for f in s["flows"])
     assert total >= 0.9 * GOODPUT_CEILING_MBPS, total
-    # The shaper really is the bottleneck: never more than the ceiling.
-    assert total <= 1.01 * GOODPUT_CEILING_MBPS
+    # The shaper really is the bottleneck: never more than the ceiling (each
+    # sample's read within 5 ms of its stamp, a gate: 0.2% of the 6 s window).
+    assert total <= 1.01 * GOODPUT_CEILING_MBPS, (
+        [f["throughput_mbps"] for f in s["flows"]],
+        [f["sample_span_max_s"] for f in result.raw["flows"]])
     # The queue overflowed at least once in the run (slow start's overshoot; the
     # window from 2 s on may well have none: CUBIC's next loss is ~8 s away).
     assert s["bottleneck"]["drops_total"] > 0 and s["jain_index"] is not None
@@ -534,6 +537,32 @@ def test_a_sink_window_that_grew_fails_its_gate():
     assert gates.sink_window({"flows": [{"sink_window": pinned}, {"sink_window": None}]})[0]["ok"]
     [g] = gates.sink_window({"flows": [{"sink_window": pinned}, {"sink_window": grew}]})
     assert not g["ok"] and "flow 1: pinned 33579120 B, grew to 41000000 B" in g["detail"]
+
+
+def test_a_sample_is_stamped_with_the_tightest_clock_bracket_around_its_read(monkeypatch):
+    from tcpeval.testbed import endpoint
+
+    # Descheduled for 80 ms between the first read's clock readings, then 0.4 ms.
+    clock = iter([2.0, 2.08, 2.09, 2.0904])
+    monkeypatch.setattr(endpoint, "now", lambda t0: next(clock))
+    reads = iter([111, 222, 333])
+    t, span, value = endpoint.timed(0.0, lambda: next(reads))
+    assert value == 222 and abs(t - 2.0902) < 1e-9 and abs(span - 0.0004) < 1e-9
+    # Never within the bracket: the tightest of the tries, span reported.
+    clock = iter([0.0, 0.05, 1.0, 1.02, 2.0, 2.03])
+    reads = iter([1, 2, 3])
+    assert endpoint.timed(0.0, lambda: next(reads)) == (1.01, 0.020000000000000018, 2)
+
+
+def test_a_sample_read_far_from_its_stamp_fails_its_gate():
+    from tcpeval.testbed import gates
+
+    [g] = gates.sample_timing({"flows": [{"sample_span_max_s": 0.0004},
+                                         {"sample_span_max_s": 0.0003}]})
+    assert g["ok"]
+    [g] = gates.sample_timing({"flows": [{"sample_span_max_s": 0.0004},
+                                         {"sample_span_max_s": 0.08}]})
+    assert not g["ok"] and "80.00 ms (limit 5 ms)" in g["detail"]
 
 
 def test_a_small_buffer_or_random_loss_is_not_a_saturating_run():

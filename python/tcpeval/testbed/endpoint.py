@@ -14,7 +14,6 @@ as in shared/reference/linux-testbed.md section 3.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import socket
 import struct
@@ -45,6 +44,7 @@ SO_RCVBUFFORCE = 33
 # unread data would otherwise take.
 SINK_LOWAT = 64 << 10
 LINGER_S = 0.5
+SAMPLE_SPAN_S = 0.001  # a sample's clock readings around its read: at most this far apart
 PROBE_PORT = 5002  # the sink listens there (never accepting) for RTT probes
 
 
@@ -88,15 +88,34 @@ def now(t0: float) -> float:
 
 def sample_loop(t0: float, first: float, step: float, end: float, stop: threading.Event,
                 take) -> None:
-    """Call take(t) at first, first + step, ... until end or until stop is set."""
+    """Call take() at first, first + step, ... until end or until stop is set."""
     k = 0
     while not stop.is_set():
         t = first + k * step
         if t > end + 1e-9:
             return
         sleep_until(t0, t)
-        take(now(t0))
+        take()
         k += 1
+
+
+def timed(t0: float, read, tries: int = 3) -> tuple[float, float, object]:
+    """read() with the time it happened: (midpoint, span, value) of the tightest
+    of up to `tries` reads bracketed by clock readings, stopping at one within
+    SAMPLE_SPAN_S. A busy machine may deschedule this process between a clock
+    reading and the read; a counter read late but stamped early counts bytes
+    into the wrong interval (CI, 590b0e5: two CUBIC flows 1.35% above the
+    shaper's rate over 2-8 s, one sample's pairing off by ~80 ms)."""
+    best = None
+    for _ in range(tries):
+        before = now(t0)
+        value = read()
+        after = now(t0)
+        if best is None or after - before < best[1]:
+            best = ((before + after) / 2, after - before, value)
+        if after - before <= SAMPLE_SPAN_S:
+            break
+    return best
 
 
 # ----- sink ------------------------------------------------------------------------------
@@ -122,18 +141,20 @@ def sink(a: argparse.Namespace) -> None:
     before = netstat()
     state = {"bytes": 0, "completed": None}
     stop = threading.Event()
-    def take(t: float) -> None:
+    def take() -> None:
         # In-order bytes the kernel has received (tcpi_bytes_received): unlike
         # the application's reads, not delayed when the busy machine is slow
         # to schedule this process.
         conn = state.get("conn")
-        if conn is not None:
-            with contextlib.suppress(OSError):
-                info = tcp_info(conn)
-                state["sampled"] = info["bytes_received"]
-                if state.get("window"):
-                    state["window"]["rcv_ssthresh_last"] = info["rcv_ssthresh"]
-        emit({"kind": "sample", "t": t, "bytes": state.get("sampled", 0),
+        try:
+            t, span, info = timed(a.t0, lambda: conn and tcp_info(conn))
+        except OSError:
+            return  # a closed socket: no sample rather than a stale count stamped now
+        if info:
+            state["sampled"] = info["bytes_received"]
+            if state.get("window"):
+                state["window"]["rcv_ssthresh_last"] = info["rcv_ssthresh"]
+        emit({"kind": "sample", "t": t, "span": span, "bytes": state.get("sampled", 0),
               "app_bytes": state["bytes"]})
 
     sampler = threading.Thread(target=sample_loop, daemon=True, args=(
@@ -232,7 +253,7 @@ def send(a: argparse.Namespace) -> None:
     stop = threading.Event()
     sampler = threading.Thread(target=sample_loop, daemon=True, args=(
         a.t0, a.first_sample, a.trace_interval, a.duration, stop,
-        lambda t: emit({"kind": "sample", "t": t, **_kept(tcp_info(sock))})))
+        lambda: _sample(a.t0, sock)))
     sampler.start()
     finished = _transmit(sock, a)
     sleep_until(a.t0, a.duration)
@@ -261,6 +282,11 @@ def probe_rtt(dst: str, tries: int = 3) -> float | None:
             best = rtt if best is None else min(best, rtt)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     return best
+
+
+def _sample(t0: float, sock: socket.socket) -> None:
+    t, span, info = timed(t0, lambda: tcp_info(sock))
+    emit({"kind": "sample", "t": t, "span": span, **_kept(info)})
 
 
 def _kept(info: dict) -> dict:

@@ -41,6 +41,12 @@ Limits, and why:
   window it pinned after the first segment (endpoint._pin_window), so its
   kernel ACKed every second segment as it arrived, not every segment while its
   window grew (a flow that never delivered a byte is left to the other gates).
+- endpoint samples timed: every TCP_INFO read of the senders and sinks lies
+  within SAMPLE_SPAN_LIMIT_S of the time it is stamped with (endpoint.timed
+  brackets each read by two clock readings): a flow's goodput per interval is
+  read from these samples, and a read made 80 ms after its stamp put two
+  flows 1.35% above the shaper's rate over 6 s (CI, 590b0e5). 5 ms is 1% of a
+  0.5 s report interval.
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ REORDER_KEYS = ("TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder")
 # Algorithms not expected to fill the link, by kernel name (kernel_cc.kernel_name).
 NOT_FILLING = frozenset({"lp", "hstcplp", "westwood"})
 MIN_BUSY_S = 1.0
+SAMPLE_SPAN_LIMIT_S = 0.005
 
 
 def _gate(name: str, ok: bool, detail: str, **values) -> dict:
@@ -147,6 +154,13 @@ def sink_window(raw: dict) -> list[dict]:
     return [_gate("sink window pinned", not grown, detail)]
 
 
+def sample_timing(raw: dict) -> list[dict]:
+    worst = max((f.get("sample_span_max_s", 0.0) for f in raw["flows"]), default=0.0)
+    return [_gate("endpoint samples timed", worst <= SAMPLE_SPAN_LIMIT_S,
+                  f"widest clock bracket around a TCP_INFO read {worst * 1e3:.2f} ms "
+                  f"(limit {SAMPLE_SPAN_LIMIT_S * 1e3:.0f} ms)", sample_span_max_s=worst)]
+
+
 def saturating(plan: Plan) -> bool:
     longest = max(f.rtt_s for f in plan.flows)
     bdp = plan.rate_bps * longest / 8
@@ -210,7 +224,7 @@ def rate(plan: Plan, raw: dict, samples: list[dict] | None = None) -> list[dict]
 def evaluate(plan: Plan, raw: dict, m: dict) -> dict:
     """Every gate's verdict; the run is valid when all pass."""
     gates = (delay_line(plan, m.get("delayline")) + base_rtt(plan, raw["flows"])
-             + drops(plan, raw, m) + reordering(plan, raw) + sink_window(raw)
+             + drops(plan, raw, m) + reordering(plan, raw) + sink_window(raw) + sample_timing(raw)
              + rate(plan, raw, m.get("samples")))
     failed = [g for g in gates if not g["ok"]]
     return {"valid": not failed, "reasons": [f"{g['gate']}: {g['detail']}" for g in failed],

@@ -191,6 +191,10 @@ def flows(plan: Plan, config: dict, m: dict) -> list[dict]:
             # The sink's pinned receive window and its rcv_ssthresh at the last
             # sample (endpoint._pin_window): equal if the window never grew.
             "sink_window": got.get("window"),
+            # The widest clock bracket around any of this flow's TCP_INFO reads
+            # (endpoint.timed): how far a sample's time may be off.
+            "sample_span_max_s": max((r.get("span", 0.0) for r in _kind(snd + snk, "sample")),
+                                     default=0.0),
         })
     return out
 
