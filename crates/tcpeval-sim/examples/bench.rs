@@ -2,7 +2,9 @@
 //! in its own child process so that peak memory (VmHWM) is per scenario, and prints
 //! simulated bottleneck packets per wall second.
 //!
-//! `bench NAME [SECONDS]` runs one scenario (cut short, to profile it).
+//! `bench NAME [SECONDS]` runs one scenario (cut short, to profile it); NAME may
+//! also be an engine config file (`*.json`, docs/engine-interface.md), such as a
+//! stored run's scenario.json, to profile a study's own runs.
 //!
 //! `bench --hash`: a hash of the serialised results of a fixed corpus (the
 //! benchmark scenarios and a short lossy run of every algorithm), to check that
@@ -33,7 +35,15 @@ fn peak_rss_mib() -> f64 {
 
 /// Run one scenario, cut to `seconds` if given (a shorter run to profile).
 fn run_one(name: &str, seconds: Option<f64>) {
-    let (_, _, mut cfg) = benchmark_set().into_iter().find(|(n, _, _)| *n == name).expect("known scenario");
+    let mut cfg = if name.ends_with(".json") {
+        let text = std::fs::read_to_string(name).expect("readable config file");
+        let mut doc: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        // A stored run's scenario.json also carries the front end's `meta`.
+        doc.as_object_mut().expect("a JSON object").remove("meta");
+        serde_json::from_value::<tcpeval_sim::Config>(doc).expect("an engine config")
+    } else {
+        benchmark_set().into_iter().find(|(n, _, _)| *n == name).expect("known scenario").2
+    };
     if let Some(s) = seconds {
         cfg.duration_ns = (s * 1e9) as u64;
     }
