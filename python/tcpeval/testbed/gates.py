@@ -41,6 +41,11 @@ Limits, and why:
   window it pinned after the first segment (endpoint._pin_window), so its
   kernel ACKed every second segment as it arrived, not every segment while its
   window grew (a flow that never delivered a byte is left to the other gates).
+- goodput within the shaper's: on a saturating run the sinks' goodput over
+  the measured span is at most the payload the shaper carried in it (+0.5%;
+  measured 95.55 against 95.58 Mbit/s here). CI of 590b0e5 saw two CUBIC
+  flows 1.35% above the shaper's rate, a measurement fault whichever way it
+  arose: such a run is now invalid, not a result.
 - endpoint samples timed: every TCP_INFO read of the senders and sinks lies
   within SAMPLE_SPAN_LIMIT_S of the time it is stamped with (endpoint.timed
   brackets each read by two clock readings): a flow's goodput per interval is
@@ -64,6 +69,9 @@ REORDER_KEYS = ("TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder")
 NOT_FILLING = frozenset({"lp", "hstcplp", "westwood"})
 MIN_BUSY_S = 1.0
 SAMPLE_SPAN_LIMIT_S = 0.005
+SHAPER_SLACK = 0.005
+SHAPER_SLACK_S = 0.005
+MIN_SPAN_S = 2.0
 
 
 def _gate(name: str, ok: bool, detail: str, **values) -> dict:
@@ -185,6 +193,37 @@ def busy_rate(plan: Plan, samples: list[dict], settle: float) -> dict:
                  busy_s=busy, busy_mbps=carried / 1e6)
 
 
+def within_shaper(plan: Plan, t: np.ndarray, d: np.ndarray, samples: list[dict]) -> dict:
+    """The sinks cannot have received more payload than the shaper carried in
+    the same span (the delay line sits before it, so nothing is in flight
+    between them). Every span from the first judged report boundary to a later
+    one and from one to the last, at least MIN_SPAN_S long, is checked, so a
+    single sample stamped too early or too late shows. Judged on saturating
+    runs only, whose shaper counter grows linearly between its samples, so
+    that reading it between them is exact."""
+    edges = np.concatenate([[t.min() - plan.interval_s], np.unique(t)])
+    got = np.concatenate([[0.0], np.cumsum([d[t == b].sum() for b in edges[1:]])])
+    sent = np.interp(edges, [s["t"] for s in samples], [s["fwd"]["bytes"] for s in samples])
+    f0 = plan.flows[0]
+    carried = sent * f0.mss / (f0.mtu + ETH_HEADER)
+    slack = plan.rate_bps / 8 * SHAPER_SLACK_S
+    worst = (0.0, edges[0], edges[-1], 0.0, 0.0)
+    for i, j in [(0, k) for k in range(1, len(edges))] + [(k, -1) for k in range(1, len(edges))]:
+        a, b = edges[i], edges[j]
+        if b - a < MIN_SPAN_S - 1e-9:
+            continue
+        excess = (got[j] - got[i]) / ((carried[j] - carried[i]) * (1 + SHAPER_SLACK) + slack)
+        if excess > worst[0]:
+            worst = (excess, a, b, got[j] - got[i], carried[j] - carried[i])
+    ratio, a, b, delivered, payload = worst
+    mbps = 8 / max(b - a, 1e-9) / 1e6
+    return _gate("goodput within the shaper's", ratio <= 1.0,
+                 f"closest span {a:.1f}-{b:.1f} s: the sinks received {delivered * mbps:.2f} "
+                 f"Mbit/s, the shaper carried {payload * mbps:.2f} Mbit/s of payload "
+                 f"(limit +{SHAPER_SLACK:.1%} + {SHAPER_SLACK_S * 1e3:g} ms of the rate)",
+                 delivered_bytes=float(delivered), shaper_payload_bytes=float(payload))
+
+
 def fills(plan: Plan) -> bool:
     """Whether every flow's algorithm promises to fill an idle link."""
     return not any(kernel_cc.kernel_name(f.cc) in NOT_FILLING for f in plan.flows)
@@ -211,6 +250,8 @@ def rate(plan: Plan, raw: dict, samples: list[dict] | None = None) -> list[dict]
     out = [_gate("bottleneck rate", carried <= 1.02 * plan.rate_bps,
                  f"carried {carried / 1e6:.2f} Mbit/s on a {plan.rate_bps / 1e6:g} Mbit/s "
                  f"bottleneck", carried_mbps=carried / 1e6)]
+    if saturating(plan) and span and samples:
+        out.append(within_shaper(plan, t[keep], d[keep], samples))
     if judged_busy(plan) and span:
         out.append(busy_rate(plan, samples or [], settle))
     elif saturating(plan) and span:
