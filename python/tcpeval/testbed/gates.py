@@ -49,9 +49,9 @@ Limits, and why:
 - endpoint samples timed: every TCP_INFO read of the senders and sinks lies
   within SAMPLE_SPAN_LIMIT_S of the time it is stamped with (endpoint.timed
   brackets each read by two clock readings): a flow's goodput per interval is
-  read from these samples, and a read made 80 ms after its stamp put two
-  flows 1.35% above the shaper's rate over 6 s (CI, 590b0e5). 5 ms is 1% of a
-  0.5 s report interval.
+  read from these samples, and a read made 80 ms after its stamp would put
+  two flows 1.35% above the shaper's rate over 6 s, as CI of 590b0e5 saw.
+  5 ms is 1% of a 0.5 s report interval.
 """
 
 from __future__ import annotations
