@@ -201,6 +201,28 @@ def test_report_places_cells_and_splits_the_reverse_run():
     assert one["stability"].item() == 0.25
 
 
+def test_page_tables_print_the_reports_csvs_paper_then_ours(tmp_path):
+    """The page's full-profile sections (studies.fulltables) from the report's
+    CSVs: cells placed by path, window and stack, paper / ours, "-" where the
+    run has no value."""
+    results = {"t1-long-s3-bic": _summary(400.0, std=100.0),
+               "intra-medium-s3-highspeed": _summary(300.0, 100.0), "rev-fast": _summary(1.0)}
+    flows = pd.DataFrame({"t_s": [300.0, 600.0, 900.0, 1200.0], "flow": [0] * 4,
+                          "throughput_mbps": [10.0, 30.0, 200.0, 300.0]})
+    for name, df in b.report(results, "full", lambda name: flows)["tables"].items():
+        df.to_csv(tmp_path / f"{name}.csv", index=False)
+    out = b.page_tables(tmp_path)
+    lines = out["results"].splitlines()
+    row = next(x for x in lines if x.startswith("| Manchester 12MiB |")).split(" | ")
+    assert row[6] == "416±100 / 400±100", row  # Bic-TCP, the sixth stack
+    assert row[1] == "182±66 / -"
+    assert "| Fast TCP | 20±10 / 20±10 | 260±50 / 250±50 |" in lines
+    assert "| S-TCP | 280±50 / - | 400±20 / - |" in lines
+    t2 = next(x for x in out["table2"].splitlines() if x.startswith("| medium 8MiB |"))
+    assert t2.split(" | ")[4] == "0.94 / 0.80", t2  # HS-TCP
+    assert out["results"].startswith("#### Table 1: throughput")
+
+
 def test_intra_flows_start_apart_within_one_rtt():
     """Each intra-protocol flow starts within one RTT of 0 s, drawn from the
     seed: the two flows of a run no longer start at exactly the same time."""

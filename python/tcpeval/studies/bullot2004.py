@@ -546,6 +546,105 @@ def agreement(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
 # ----- figures --------------------------------------------------------------------------------
 
 
+# ----- the page's full-profile tables (studies.fulltables) ---------------------------------
+
+# The report's tables the page's full-profile sections are made from.
+PAGE_TABLE_FILES = ("table1_throughput.csv", "table1_summary.csv", "stability_by_size.csv",
+                    "stability_by_stack.csv", "stability_by_path.csv",
+                    "table2_intra_jain.csv", "table3_asymmetry.csv", "table4_reverse.csv")
+
+
+def page_tables(report) -> dict[str, str]:
+    """The full-profile sections of docs/studies/bullot2004.md, paper / ours,
+    from a report directory's CSVs: "results" (Tables 1, 3, 4 and the stability
+    index) and "table2"."""
+    t = {f.removesuffix(".csv"): pd.read_csv(report / f) for f in PAGE_TABLE_FILES}
+    results = [*_page_t1(t["table1_throughput"], t["table1_summary"]),
+               *_page_stability(t["stability_by_size"], t["stability_by_stack"],
+                                t["stability_by_path"]),
+               *_page_t3(t["table3_asymmetry"]), *_page_t4(t["table4_reverse"])]
+    return {"results": "\n".join(results).strip(), "table2": "\n".join(_page_t2(
+        t["table2_intra_jain"])).strip()}
+
+
+def _md(head: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
+            *("| " + " | ".join(r) + " |" for r in rows), ""]
+
+
+def _num(x, digits: int = 0) -> str:
+    """A number as the page prints it; "-" where the run has none."""
+    return "-" if x is None or pd.isna(x) else f"{x:.{digits}f}"
+
+
+def _pm(mean, std, digits: int = 0) -> str:
+    return "-" if pd.isna(mean) else f"{_num(mean, digits)}±{_num(std, digits)}"
+
+
+def _page_t1(t1, summary) -> list[str]:
+    labels = list(STACKS.values())
+    grid = [[f"{site} {window}", *(
+        f"{_pm(r.paper_mbps, r.paper_std_mbps)} / {_pm(r.mbps, r.std_mbps)}"
+        for r in cell.set_index("stack").loc[labels].itertuples())]
+        for (_, site, window), cell in t1.groupby(["path", "site", "window"], sort=False)]
+    rows = [[r["row"], *(f"{_num(r[f'paper {s}'])} / {_num(r[f'ours {s}'])}" for s in labels)]
+            for r in summary.to_dict("records")]
+    rtt = [[path, *map(_num, cell.set_index("stack").loc[labels, "srtt_ms"])]
+           for path, cell in t1[t1["size"] == 3].groupby("path", sort=False)]
+    return ["#### Table 1: throughput, Mbit/s (mean ± std over the reports), paper / ours", "",
+            *_md(["path, window", *labels], grid), "Summary rows (paper / ours):", "",
+            *_md(["row", *labels], rows),
+            "RTT (mean smoothed RTT of the flow, ms), size 3:", "",
+            *_md(["path", *labels], rtt)]
+
+
+def _page_stability(by_size, by_stack, by_path) -> list[str]:
+    udp = {"none": "none", "udp": "UDP, both periods"}
+    sizes = [[udp[r["udp"]], str(r["size"]), f"{_num(r['paper_mean'], 2)} ± "
+              f"{_num(r['paper_std'], 2)}", f"{_num(r['mean'], 2)} ± {_num(r['std'], 2)}"]
+             for r in by_size.to_dict("records")]
+    stacks = [[r["stack"], *(_num(r[c], 2) for c in ("none", "60s", "30s"))]
+              for r in by_stack.to_dict("records")]
+    paths = [[r["stack"], *(_num(r[c], 2) for c in PATHS)] for r in by_path.to_dict("records")]
+    return ["#### Stability index by window size (mean ± std over stacks and paths)", "",
+            *_md(["UDP", "size", "paper", "ours"], sizes),
+            "Per stack over sizes 2 and 3 and the three paths:", "",
+            *_md(["stack", "no UDP", "UDP 60 s", "UDP 30 s"], stacks),
+            "Without UDP, per path (Figure 3):", "", *_md(["stack", *PATHS], paths)]
+
+
+def _page_t3(t3) -> list[str]:
+    labels = [STACKS[s] for s in ADVANCED]
+    rows = [[r["path"], *(f"{_num(r[f'paper {s}'], 2)} / {_num(r[f'ours {s}'], 2)}"
+                          for s in labels)]
+            for r in t3.to_dict("records")]
+    return ["#### Table 3: average asymmetry against all others, paper / ours", "",
+            *_md(["path", *labels], rows)]
+
+
+T4_COLUMNS = ["stack", *(f"{who}{k}_{x}" for k in ("with", "without") for who in ("paper_", "")
+                         for x in ("mbps", "std"))]
+
+
+def _page_t4(t4) -> list[str]:
+    rows = [[r["stack"], *(f"{_pm(r[f'paper_{k}_mbps'], r[f'paper_{k}_std'])} / "
+                           f"{_pm(r[f'{k}_mbps'], r[f'{k}_std'])}" for k in ("with", "without"))]
+            for r in t4.reindex(columns=T4_COLUMNS).to_dict("records")]
+    return ["#### Table 4: to UFL, 8 MB, with and without reverse traffic (Mbit/s), "
+            "paper / ours", "", *_md(["stack", "with reverse traffic", "without"], rows)]
+
+
+def _page_t2(t2) -> list[str]:
+    labels = [STACKS[s] for s in ADVANCED]
+    rows = []
+    for (path, window), cell in t2.groupby(["path", "window"], sort=False, dropna=False):
+        label = path if pd.isna(window) else f"{path} {window}"
+        by = cell.set_index("stack").loc[labels]
+        rows.append([label, *(f"{_num(p, 2)} / {_num(o, 2)}"
+                              for p, o in zip(by["paper_jain"], by["jain"], strict=True))])
+    return _md(["path, window", *labels], rows)
+
+
 def _plt():
     import matplotlib
 
