@@ -216,6 +216,28 @@ def test_each_pages_quick_counts_are_its_data_files(name):
     assert f"| {name} |" in pages.render_summary()
 
 
+@pytest.mark.parametrize("name", sorted(STUDIES))
+def test_each_pages_full_profile_tables_are_its_stored_report_csvs(name):
+    """A study whose page shows its full run's tables (studies.fulltables)
+    holds exactly what its stored report CSVs give; the others have none."""
+    from tcpeval.studies import fulltables, get
+
+    page = (PAGES / f"{name}.md").read_text()
+    if not hasattr(get(name), "page_tables"):
+        assert "<!-- full-tables" not in page
+        return
+    made = fulltables.blocks(name)
+    assert made and all(fulltables.page_block(page, k) == v for k, v in made.items())
+
+
+def test_a_full_tables_record_refuses_a_report_without_its_csvs(tmp_path):
+    from tcpeval.studies import fulltables
+
+    (tmp_path / "report").mkdir()
+    with pytest.raises(FileNotFoundError, match="table1_throughput.csv"):
+        fulltables.record("bullot2004", tmp_path)
+
+
 def test_the_readmes_before_and_after_counts_are_the_data_files():
     from tcpeval.studies import pages
 
