@@ -272,11 +272,15 @@ def test_two_flows_fill_the_link_at_100mbps_50ms():
     assert s["backend"] == "testbed"
     total = sum(f["throughput_mbps"] for f in s["flows"])
     assert total >= 0.9 * GOODPUT_CEILING_MBPS, total
-    # The shaper really is the bottleneck: never more than the ceiling (each
-    # sample's read within 5 ms of its stamp, a gate: 0.2% of the 6 s window).
-    assert total <= 1.01 * GOODPUT_CEILING_MBPS, (
-        [f["throughput_mbps"] for f in s["flows"]],
-        [f["sample_span_max_s"] for f in result.raw["flows"]])
+    # The shaper really is the bottleneck. In-order goodput from 2 s on may
+    # exceed its payload rate by what the receivers held out of order at 2 s
+    # (a hole from slow start's losses filled after it: CI of 590b0e5 measured
+    # 96.93 Mbit/s), at most the path's BDP and buffer; from the start it may
+    # not exceed it at all (the gate 'goodput within the shaper's').
+    owed_mbps = 2 * (100e6 * 0.050 / 8) * 8 / 6 / 1e6
+    assert total <= GOODPUT_CEILING_MBPS + owed_mbps, [f["throughput_mbps"] for f in s["flows"]]
+    gate = {g["gate"]: g for g in s["validity"]["gates"]}["goodput within the shaper's"]
+    assert gate["ok"] and gate["delivered_bytes"] <= 1.005 * gate["shaper_payload_bytes"] + 250e3
     # The queue overflowed at least once in the run (slow start's overshoot; the
     # window from 2 s on may well have none: CUBIC's next loss is ~8 s away).
     assert s["bottleneck"]["drops_total"] > 0 and s["jain_index"] is not None
@@ -621,10 +625,11 @@ def test_an_algorithm_that_does_not_promise_to_fill_is_judged_by_the_busy_shaper
     assert verdict("cubic", 96.93, 99.94, deep)["goodput within the shaper's"] is False
 
 
-def test_a_single_sample_stamped_out_of_place_fails_the_shaper_check():
-    """Bytes moved from the interval before 2 s to the one after it (the sample
-    at 2 s read early or stamped late): every total is right, but from 2 s on
-    the sinks got more than the shaper carried."""
+def test_in_order_goodput_is_judged_by_the_shaper_from_the_start_only():
+    """Bytes received out of order before 2 s and delivered when the hole is
+    filled just after it: more than the link's rate from 2 s on, a valid run.
+    The same bytes counted before the shaper carried them (a sample read
+    after its stamp) or 1.35% too much over the run: invalid."""
     from tcpeval.testbed import gates
     from tcpeval.testbed.topology import make_plan
 
@@ -633,14 +638,18 @@ def test_a_single_sample_stamped_out_of_place_fails_the_shaper_check():
     plan = make_plan(cfg, "tcpe-x-", "nfqueue", "/bin/true")
     wire = 100e6 / 8 * 0.1  # bytes per 0.1 s
     samples = [{"t": k * 0.1, "fwd": {"bytes": wire * k}} for k in range(101)]
-    t = np.round(np.arange(11, 101) * 0.1, 9)
+    t = np.round(np.arange(1, 101) * 0.1, 9)
     d = np.full(len(t), wire * 1448 / 1514)
     assert gates.within_shaper(plan, t, d, samples)["ok"]
-    shifted = d.copy()
-    shifted[t == 2.0] -= 800_000
-    shifted[t == 2.1] += 800_000
-    g = gates.within_shaper(plan, t, shifted, samples)
-    assert not g["ok"] and "closest span 2.0-10.0 s" in g["detail"], g["detail"]
+    hole = d.copy()
+    hole[t == 2.0] -= 800_000
+    hole[t == 2.1] += 800_000
+    assert gates.within_shaper(plan, t, hole, samples)["ok"]
+    early = d.copy()
+    early[t == 2.0] += 800_000
+    early[t == 2.1] -= 800_000
+    g = gates.within_shaper(plan, t, early, samples)
+    assert not g["ok"] and "closest at 2.0 s" in g["detail"], g["detail"]
     assert not gates.within_shaper(plan, t, d * 1.0135, samples)["ok"]
 
 

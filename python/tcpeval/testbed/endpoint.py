@@ -104,10 +104,7 @@ def timed(t0: float, read, tries: int = 3) -> tuple[float, float, object]:
     of up to `tries` reads bracketed by clock readings, stopping at one within
     SAMPLE_SPAN_S. A busy machine may deschedule this process between a clock
     reading and the read; a counter read late but stamped early counts bytes
-    into the wrong interval. (CI of 590b0e5 measured two CUBIC flows 1.35%
-    above the shaper's payload rate over 2-8 s, as one read ~80 ms after its
-    stamp would give; not reproduced here, so not proven the cause: the gate
-    'goodput within the shaper's' catches any.)"""
+    into the wrong interval."""
     best = None
     for _ in range(tries):
         before = now(t0)
