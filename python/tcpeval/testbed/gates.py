@@ -192,6 +192,12 @@ def busy_rate(plan: Plan, samples: list[dict], settle: float) -> dict:
                  busy_s=busy, busy_mbps=carried / 1e6)
 
 
+def payload_share(plan: Plan) -> float:
+    """The payload's share of the bytes tbf charges: MSS / (MTU + Ethernet header)."""
+    f0 = plan.flows[0]
+    return f0.mss / (f0.mtu + ETH_HEADER)
+
+
 def within_shaper(plan: Plan, t: np.ndarray, d: np.ndarray, samples: list[dict]) -> dict:
     """By each report boundary the sinks cannot have received, in order, more
     payload than the shaper had carried since the start (it is the last hop
@@ -204,8 +210,7 @@ def within_shaper(plan: Plan, t: np.ndarray, d: np.ndarray, samples: list[dict])
     edges = np.unique(t)
     got = np.cumsum([d[t == b].sum() for b in edges])
     sent = np.interp(edges, [s["t"] for s in samples], [s["fwd"]["bytes"] for s in samples])
-    f0 = plan.flows[0]
-    carried = sent * f0.mss / (f0.mtu + ETH_HEADER)
+    carried = sent * payload_share(plan)
     limit = carried * (1 + SHAPER_SLACK) + plan.rate_bps / 8 * SHAPER_SLACK_S
     k = int(np.argmax(got - limit))
     return _gate("goodput within the shaper's", bool(np.all(got <= limit)),
@@ -226,8 +231,7 @@ def judged_busy(plan: Plan) -> bool:
 
 
 def rate(plan: Plan, raw: dict, samples: list[dict] | None = None) -> list[dict]:
-    f0 = plan.flows[0]
-    ceiling = plan.rate_bps * f0.mss / (f0.mtu + ETH_HEADER)
+    ceiling = plan.rate_bps * payload_share(plan)
     iv = raw["intervals"]
     t = np.array(iv["t_ns"], float) / 1e9
     d = np.array(iv["delivered_bytes"], float)
