@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from tcpeval.runkey import run_key
 from tcpeval.scenario import load_scenario, resolve
+from tcpeval.studies import protocol
 from tcpeval.studies import tengig as t
 from tcpeval.studies.protocol import published
 from tcpeval.sweep import derive_seed, plan
@@ -150,7 +151,9 @@ def test_pairs_table_averages_the_finished_repetitions_and_counts_them():
     results = {t.cell_name("fair", ("bic", 12.2, 0)): summary(6000.0, 2000.0),
                t.cell_name("fair", ("bic", 12.2, 3)): summary(4000.0, 4000.0),
                t.cell_name("fair", ("reno", 0.2, 1)): summary(4000.0, 4000.0)}
-    df = t._pairs_table("fair", results, "full").set_index(["variant", "rtt_ms"])
+    records = protocol.records(t.design("full"), results, None,
+                               lambda cell, s, flows: t.run_record(cell, s, flows, "full"))
+    df = t._pairs_table("fair", records).set_index(["variant", "rtt_ms"])
     assert df.loc[("bic", 12.2), "jain"] == pytest.approx(0.9)   # (0.8 + 1.0) / 2
     assert df.loc[("bic", 12.2), "runs"] == 2 and df.loc[("reno", 0.2), "runs"] == 1
     assert len(df) == 2

@@ -87,6 +87,17 @@ class Design:
         return [(self.run_name(c, r), c, r) for c in self.cells for r in range(len(self.seeds))]
 
 
+def records(design: Design, results: dict[str, dict], flows_of, record) -> pd.DataFrame:
+    """One row per finished run, in design order: its name, its repetition and
+    what `record(cell, summary, flows)` keeps of it (`flows()` reads the run's
+    interval table). A study whose report is made from such rows can be run in
+    batches that keep only them (batches.py)."""
+    rows = [{"run": name, "rep": rep,
+             **record(cell, results[name], lambda name=name: flows_of(name))}
+            for name, cell, rep in design.runs() if name in results]
+    return pd.DataFrame(rows)
+
+
 # ----- the paper's values -----------------------------------------------------------------
 
 

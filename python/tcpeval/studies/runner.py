@@ -90,9 +90,9 @@ def stamp(fig, text: str) -> None:
              wrap=True)
 
 
-def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = None) -> Path:
-    """Write report/index.html (self-contained), CSV tables, and every figure as
-    PNG and SVG (each stamped with the profile, repetitions and seeds)."""
+def open_study_store(name: str, store_dir: str | Path) -> tuple[Store, str, dict, dict]:
+    """A study's store: the store, its profile, run name -> run key of every
+    planned run, and the finished runs' summaries."""
     store = Store(store_dir)
     meta_path = store.root / "study.json"
     if not meta_path.exists():
@@ -100,27 +100,52 @@ def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = 
     meta = json.loads(meta_path.read_text())
     if meta["study"] != name:
         raise ValueError(f"{store_dir} holds study {meta['study']!r}, not {name!r}")
-    study = get(name)
     # The keys as this code computes them: opening the store moved runs made
     # under an older run key onto the current one (store.py).
     _, keys = plan_study(name, meta["profile"])
-    results = _summaries(store, keys)
+    return store, meta["profile"], keys, _summaries(store, keys)
 
+
+def interval_tables(store: Store, keys: dict[str, str]):
+    """flows_of(run, table="flows"): a finished run's interval table (flows by
+    default, or links, queue, trace)."""
     def flows_of(cell: str, table: str = "flows"):
-        """A cell's interval table: flows by default, or links, queue, trace."""
-        import pandas as pd
-
         return pd.read_parquet(store.root / "runs" / keys[cell] / f"{table}.parquet")
+    return flows_of
 
-    rep = study.report(results, meta["profile"], flows_of)
-    out = Path(out_dir) if out_dir else store.root / "report"
-    out.mkdir(parents=True, exist_ok=True)
+
+def store_records(name: str, store_dir: str | Path) -> tuple[str, pd.DataFrame]:
+    """The profile and the records (protocol.records, with each run's key) of a
+    study store's finished runs, for a study whose report is made from them."""
+    store, profile, keys, results = open_study_store(name, store_dir)
+    study = get(name)
+    recs = protocol.records(study.design(profile), results, interval_tables(store, keys),
+                            lambda cell, summary, flows:
+                            study.run_record(cell, summary, flows, profile))
+    if len(recs):
+        recs.insert(1, "key", [keys[r] for r in recs["run"]])
+    return profile, recs
+
+
+def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = None) -> Path:
+    """Write report/index.html (self-contained), CSV tables, and every figure as
+    PNG and SVG (each stamped with the profile, repetitions and seeds)."""
+    store, profile, keys, results = open_study_store(name, store_dir)
+    rep = get(name).report(results, profile, interval_tables(store, keys))
     # Cells that share a scenario share one run.
     finished = {keys[c] for c in results}
-    planned = set(keys.values())
-    what = f"{run_note(study, meta['profile'])}; {completeness(len(finished), len(planned))}"
+    return write_report(name, profile, rep, len(finished), len(set(keys.values())),
+                        Path(out_dir) if out_dir else store.root / "report")
+
+
+def write_report(name: str, profile: str, rep: dict, finished: int, planned: int,
+                 out: Path) -> Path:
+    """A study report's page, CSV tables and figures in `out`."""
+    study = get(name)
+    out.mkdir(parents=True, exist_ok=True)
+    what = f"{run_note(study, profile)}; {completeness(finished, planned)}"
     parts = [f"<h1>{html.escape(study.TITLE)}</h1>",
-             f"<p>Source: {study.SOURCE}. Profile <b>{meta['profile']}</b>; "
+             f"<p>Source: {study.SOURCE}. Profile <b>{profile}</b>; "
              f"{html.escape(what)}.</p>"]
     parts += [f"<p>{html.escape(n)}</p>" for n in rep.get("notes", [])]
     captions = report_captions(name)
@@ -128,14 +153,14 @@ def report_study(name: str, store_dir: str | Path, out_dir: str | Path | None = 
         df.to_csv(out / f"{tname}.csv", index=False)
         parts.append(f"<h2>{tname}</h2>" + html_table(df, caption_of(captions, tname)))
     for fname, fig in rep.get("figures", {}).items():
-        stamp(fig, f"tcpeval study {name}, profile {meta['profile']}: {what}")
+        stamp(fig, f"tcpeval study {name}, profile {profile}: {what}")
         with plt.rc_context({"svg.fonttype": "none"}):  # text stays text (searchable)
             fig.savefig(out / f"{fname}.svg", bbox_inches="tight")
         data = _png(fig)
         (out / f"{fname}.png").write_bytes(base64.b64decode(data))
         parts.append(f'<figure><img alt="{fname}" src="data:image/png;base64,{data}">'
                      f"<figcaption>{html.escape(caption_of(captions, fname))} (profile "
-                     f"{meta['profile']}; {html.escape(what)})</figcaption></figure>")
+                     f"{profile}; {html.escape(what)})</figcaption></figure>")
     page = ("<!doctype html><html><head><meta charset='utf-8'><title>"
             f"{html.escape(study.TITLE)}</title><style>body{{font-family:sans-serif;"
             "max-width:1000px;margin:2em auto}}table{{border-collapse:collapse}}"

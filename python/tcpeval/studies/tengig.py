@@ -171,11 +171,6 @@ def design(profile: str) -> Design:
     return Design(cells, seeds(profile), rep_name="-{rep}", stack=PAPER_STACK)
 
 
-def runs_of(profile: str, kind: str) -> list[tuple[str, Cell, int]]:
-    """(run name, cell, repetition) of one kind's runs."""
-    return [r for r in design(profile).runs() if r[1].axes["kind"] == kind]
-
-
 def cell_name(kind: str, key: tuple) -> str:
     return "-".join([kind, *(f"{k:g}" if isinstance(k, float) else str(k) for k in key)])
 
@@ -204,20 +199,43 @@ def _gbps(summary: dict, flow: int) -> float:
     return summary["flows"][flow]["throughput_mbps"] / 1e3
 
 
-def _single_rows(results, flows_of, profile):
-    means, samples = [], []
-    for name, cell, rep in runs_of(profile, "single"):
-        if name not in results:
-            continue
-        v, rtt, drop = (cell.axes[k] for k in ("variant", "rtt_ms", "drop_rate"))
-        means.append({"variant": v, "rtt_ms": rtt, "drop_rate": drop, "rep": rep,
-                      "gbps": _gbps(results[name], 0)})
-        x = _series(flows_of(name), 0)["throughput_mbps"].to_numpy() / 1e3
-        samples += [{"variant": v, "rtt_ms": rtt, "drop_rate": drop, "gbps": g, "rep": rep}
-                    for g in x]
+# ----- per-run records ---------------------------------------------------------------
+# What the report keeps of each run: a single run's mean and interval samples, a
+# pair's values, a convergence run's time and spread. The full profile's 1,280
+# records are small enough to keep in the tree between sessions (batches.py).
+
+RECORD_AXES = ("kind", "variant", "rtt_ms", "drop_rate", "first", "second")
+
+
+def run_record(cell: Cell, summary: dict, flows, profile: str) -> dict:
+    """One finished run's record; `flows()` reads its interval table."""
+    kind = cell.axes["kind"]
+    rec = {k: cell.axes.get(k) for k in RECORD_AXES}
+    if kind == "single":
+        rec["gbps"] = _gbps(summary, 0)
+        rec["samples_gbps"] = (_series(flows(), 0)["throughput_mbps"].to_numpy() / 1e3).tolist()
+    elif kind in ("fair", "compat"):
+        rec.update(pair_row(summary))
+    else:
+        s = _series(flows(), 1)
+        rec["tc_s"], rec["spread_gbps"] = convergence(
+            s["t_s"], s["throughput_mbps"] / 1e3, PROFILES[profile]["start2"])
+    return rec
+
+
+def _single_rows(records: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each single run's mean, and every interval sample of it, in design order."""
     cols = ["variant", "rtt_ms", "drop_rate", "gbps", "rep"]
-    return (pd.DataFrame(means, columns=cols).astype({"gbps": float}),
-            pd.DataFrame(samples, columns=cols).astype({"gbps": float}))
+    single = records[records["kind"] == "single"] if len(records) else records
+    if not len(single):
+        empty = pd.DataFrame(columns=cols).astype({"gbps": float})
+        return empty, empty.copy()
+    means = single[cols].astype({"gbps": float}).reset_index(drop=True)
+    counts = single["samples_gbps"].map(len).to_numpy()
+    samples = single.loc[single.index.repeat(counts), cols].reset_index(drop=True)
+    samples["gbps"] = np.concatenate([np.asarray(x, dtype=float)
+                                      for x in single["samples_gbps"]] or [[]])
+    return means, samples.astype({"gbps": float})
 
 
 def _per_group(df: pd.DataFrame, by: list[str], row) -> pd.DataFrame:
@@ -261,13 +279,17 @@ PAIR_VALUES = ("jain", "flow1_gbps", "flow2_gbps", "max_diff_gbps", "total_gbps"
                "link_utilization")
 
 
-def _pairs_table(kind: str, results, profile) -> pd.DataFrame:
+def _of_kind(records: pd.DataFrame, kind: str, cols: list[str]) -> pd.DataFrame:
+    if not len(records):
+        return pd.DataFrame(columns=cols)
+    # a kind with no finished run has no record columns of its own
+    return records.loc[records["kind"] == kind].reindex(columns=cols).reset_index(drop=True)
+
+
+def _pairs_table(kind: str, records: pd.DataFrame) -> pd.DataFrame:
     """Per variant and RTT, each pair value's mean over the finished repetitions
     (metrics.aggregate) and how many there are."""
-    rows = [{"variant": cell.axes["variant"], "rtt_ms": cell.axes["rtt_ms"],
-             **pair_row(results[name])}
-            for name, cell, _ in runs_of(profile, kind) if name in results]
-    df = pd.DataFrame(rows, columns=["variant", "rtt_ms", *PAIR_VALUES]).astype(
+    df = _of_kind(records, kind, ["variant", "rtt_ms", *PAIR_VALUES]).astype(
         {c: float for c in PAIR_VALUES})
 
     def row(g):
@@ -279,17 +301,8 @@ def _pairs_table(kind: str, results, profile) -> pd.DataFrame:
     return df
 
 
-def _convergence_table(results, flows_of, profile) -> pd.DataFrame:
-    start = PROFILES[profile]["start2"]
-    rows = []
-    for name, cell, _ in runs_of(profile, "conv"):
-        if name not in results:
-            continue
-        s = _series(flows_of(name), 1)
-        tc, sp = convergence(s["t_s"], s["throughput_mbps"] / 1e3, start)
-        rows.append({**{k: cell.axes[k] for k in ("first", "second", "rtt_ms")}, "tc_s": tc,
-                     "spread_gbps": sp})
-    df = pd.DataFrame(rows, columns=["first", "second", "rtt_ms", "tc_s", "spread_gbps"]).astype(
+def _convergence_table(records: pd.DataFrame) -> pd.DataFrame:
+    df = _of_kind(records, "conv", ["first", "second", "rtt_ms", "tc_s", "spread_gbps"]).astype(
         {"tc_s": float, "spread_gbps": float})
 
     def row(g):
@@ -335,11 +348,19 @@ def agreement(tables: dict) -> pd.DataFrame:
 
 
 def report(results: dict[str, dict], profile: str, flows_of) -> dict:
-    means, samples = _single_rows(results, flows_of, profile)
+    return report_records(protocol.records(design(profile), results, flows_of,
+                                           lambda cell, summary, flows:
+                                           run_record(cell, summary, flows, profile)),
+                          profile)
+
+
+def report_records(records: pd.DataFrame, profile: str) -> dict:
+    """The report from the finished runs' records (protocol.records), in design order."""
+    means, samples = _single_rows(records)
     tables = {"responsiveness": responsiveness(means), "efficiency": efficiency(samples),
-              "fairness": _pairs_table("fair", results, profile),
-              "compatibility": _pairs_table("compat", results, profile),
-              "convergence": _convergence_table(results, flows_of, profile)}
+              "fairness": _pairs_table("fair", records),
+              "compatibility": _pairs_table("compat", records),
+              "convergence": _convergence_table(records)}
     agree = agreement(tables)
     tables["agreement"] = agree[agree["ours"].notna()].reset_index(drop=True)
     p = PROFILES[profile]
