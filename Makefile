@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.tcpeval-setup
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
 .PHONY: setup demo test test-rust test-python browser testbed-deps ns2-deps pcap-deps bench crosscheck \
-	lint validate validate-studies testbed-grid-page clean bpf bpf-deps wheel wheel-test pip-test
+	lint validate validate-studies testbed-grid-page clean bpf bpf-deps bpf-trace wheel wheel-test pip-test
 
 setup: $(STAMP) bpf
 
@@ -64,6 +64,18 @@ $(BPF_OUT)/params.h: $(STAMP) $(BPF_SRC_DIR)/gen_params.py
 $(BPF_OUT)/%.bpf.o: $(BPF_SRC_DIR)/%.c $(wildcard $(BPF_SRC_DIR)/*.h) $(BPF_OUT)/vmlinux.h $(BPF_OUT)/params.h
 	clang -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_x86 -I $(BPF_OUT) -I $(BPF_SRC_DIR) \
 		-c $< -o $@
+
+# The same BPF programs built to print their state to the kernel's trace buffer
+# (-DTCPE_TRACE=N: the first N samples of each socket and every congestion
+# indication; TCP-LP and HSTCP-LP so far). Run the testbed with
+# TCPEVAL_BPF_DIR=target/bpf-trace and read /sys/kernel/tracing/trace.
+BPF_TRACE_OUT := target/bpf-trace
+bpf-trace: bpf
+	@mkdir -p $(BPF_TRACE_OUT)
+	for src in $(BPF_SRC_DIR)/tcpeval_*.c; do \
+		clang -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_x86 -DTCPE_TRACE=40 \
+			-I $(BPF_OUT) -I $(BPF_SRC_DIR) -c $$src \
+			-o $(BPF_TRACE_OUT)/$$(basename $$src .c).bpf.o || exit 1; done
 
 demo: setup
 	$(VENV)/bin/tcpeval demo

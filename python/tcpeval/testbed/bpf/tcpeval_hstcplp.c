@@ -45,8 +45,10 @@ TCPEVAL_OP(void, hstcp_lp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 
 TCPEVAL_OP(void, hstcp_lp_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 {
-	if (event == CA_EVENT_LOSS)
+	if (event == CA_EVENT_LOSS) {
+		lp_trace_timeout(tcp_sk(sk));
 		((struct tcpe_hstcp_lp *)inet_csk_ca(sk))->lp.no_slow_start = 0;
+	}
 }
 
 TCPEVAL_OP(__u32, hstcp_lp_ssthresh, struct sock *sk)

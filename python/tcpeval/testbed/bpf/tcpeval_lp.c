@@ -35,8 +35,10 @@ TCPEVAL_OP(void, lp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 /* A timeout restores slow start (lp.rs LowPriority::on_timeout). */
 TCPEVAL_OP(void, lp_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 {
-	if (event == CA_EVENT_LOSS)
+	if (event == CA_EVENT_LOSS) {
+		lp_trace_timeout(tcp_sk(sk));
 		((struct tcpe_lp *)inet_csk_ca(sk))->no_slow_start = 0;
+	}
 }
 
 TCPEVAL_OP(__u32, lp_ssthresh, struct sock *sk)

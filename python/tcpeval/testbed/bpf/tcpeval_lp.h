@@ -32,7 +32,33 @@ struct tcpe_lp {
 	__u8 within_inference;
 	__u8 no_slow_start; /* an ECI since the last timeout */
 	__u8 peer_delays_acks; /* an ACK covered two segments */
+#ifdef TCPE_TRACE
+	__u32 traced; /* samples printed so far */
+#endif
 };
+
+/* Built with -DTCPE_TRACE (make bpf-trace), the layer prints its first
+ * TCPE_TRACE samples and every ECI to the kernel's trace buffer
+ * (/sys/kernel/tracing/trace), in us: the evidence for where the kernel's
+ * run and the simulator's part (docs/testbed.md). */
+#ifdef TCPE_TRACE
+#define lp_trace(tp, lp, owd, rtt, acked, eci)                                             \
+	do {                                                                               \
+		if ((eci) || (lp)->traced < TCPE_TRACE) {                                  \
+			(lp)->traced++;                                                    \
+			bpf_printk("tcpe_lp t %llu owd %llu min %llu max %llu sowd %llu",  \
+				   now_ns(tp) / 1000, (owd) / 1000, (lp)->owd_min / 1000,  \
+				   (lp)->owd_max / 1000, ((lp)->sowd >> LP_SOWD_SHIFT) / 1000); \
+			bpf_printk("tcpe_lp rtt %llu acked %u cwnd %u eci %d", (rtt) / 1000, \
+				   (acked), (tp)->snd_cwnd, (eci));                        \
+		}                                                                          \
+	} while (0)
+#define lp_trace_timeout(tp)                                                               \
+	bpf_printk("tcpe_lp t %llu timeout cwnd %u", now_ns(tp) / 1000, (tp)->snd_cwnd)
+#else
+#define lp_trace(tp, lp, owd, rtt, acked, eci) do { } while (0)
+#define lp_trace_timeout(tp) do { } while (0)
+#endif
 
 /* The ACK's TSval in ns: the kernel's is in whole ms of the receiver's clock,
  * and the harness's is cut to whole ms the same way (time.rs ts_clock). */
@@ -131,8 +157,12 @@ static __always_inline enum lp_eci lp_on_ack(struct sock *sk, struct tcpe_lp *lp
 	threshold = lp->owd_min;
 	if (lp->owd_max > lp->owd_min)
 		threshold += (lp->owd_max - lp->owd_min) * LP_DELTA_PPM / 1000000;
-	if (lp->sowd >> LP_SOWD_SHIFT <= threshold)
+	if (lp->sowd >> LP_SOWD_SHIFT <= threshold) {
+		if (measured)
+			lp_trace(tp, lp, owd, rtt, sample->pkts_acked, 0);
 		return LP_ECI_NONE;
+	}
+	lp_trace(tp, lp, owd, rtt, sample->pkts_acked, 1);
 	lp->owd_min = lp->sowd >> LP_SOWD_SHIFT;
 	lp->owd_max = lp->sowd >> (LP_SOWD_SHIFT - 1);
 	lp->owd_max_rsv = lp->owd_max;
