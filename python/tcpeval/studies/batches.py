@@ -162,6 +162,7 @@ def run_batch(name: str, archive: Path, *, profile: str = "full", workers: int =
     _start(name, profile, archive, fp)
     _, done = records(name, archive)
     todo = remaining(name, profile, set(done["run"]))[:runs]
+    planned = len(remaining(name, profile, set()))
     say(f"{name} {profile}: {len(done)} runs recorded, {len(todo)} to run now "
         f"(fingerprint {fp})")
     path = archive / f"batch-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}.parquet"
@@ -175,8 +176,7 @@ def run_batch(name: str, archive: Path, *, profile: str = "full", workers: int =
             _, recs = store_records(name, store_dir)
             mine = recs[~recs["run"].isin(set(done["run"]))]
             _atomic_parquet(mine, path)
-            say(f"{len(done) + len(mine)} of {len(remaining(name, profile, set()))} "
-                f"runs recorded ({path.name})")
+            say(f"{len(done) + len(mine)} of {planned} runs recorded ({path.name})")
     return len(mine)
 
 
