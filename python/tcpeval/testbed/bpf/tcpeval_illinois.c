@@ -23,6 +23,20 @@ struct tcpe_illinois {
 	__u32 rtt_low; /* rounds with da below dm / 100 since it was above */
 };
 
+/* Built with -DTCPE_TRACE (make bpf-trace): each round's delays and the
+ * alpha they give, and every new largest RTT, to the kernel's trace buffer. */
+#ifdef TCPE_TRACE
+#define illinois_trace_round(tp, ca, avg)                                                  \
+	bpf_printk("tcpe_illinois t %llu cwnd %u avg %llu base %u max %u alpha %u",        \
+		   now_ns(tp) / 1000, (tp)->snd_cwnd, (avg), (ca)->base_rtt, (ca)->max_rtt, \
+		   (ca)->alpha)
+#define illinois_trace_max(tp, rtt)                                                        \
+	bpf_printk("tcpe_illinois t %llu new max %u", now_ns(tp) / 1000, (rtt))
+#else
+#define illinois_trace_round(tp, ca, avg) do { } while (0)
+#define illinois_trace_max(tp, rtt) do { } while (0)
+#endif
+
 static __always_inline void rtt_reset(struct sock *sk, struct tcpe_illinois *ca)
 {
 	ca->end_seq = tcp_sk(sk)->snd_nxt;
@@ -77,6 +91,7 @@ static __always_inline void update_params(struct sock *sk, struct tcpe_illinois 
 
 		ca->alpha = alpha_for(ca, da, dm);
 		ca->beta = beta_for(da, dm);
+		illinois_trace_round(tp, ca, avg);
 	}
 	rtt_reset(sk, ca);
 }
@@ -102,6 +117,8 @@ TCPEVAL_OP(void, illinois_pkts_acked, struct sock *sk, const struct ack_sample *
 		return;
 	rtt = min_t((__u32)sample->rtt_us, RTT_MAX_US);
 	ca->base_rtt = min_t(ca->base_rtt, rtt);
+	if (rtt > ca->max_rtt)
+		illinois_trace_max(tcp_sk(sk), rtt);
 	ca->max_rtt = max_t(ca->max_rtt, rtt);
 	ca->cnt_rtt++;
 	ca->sum_rtt += rtt;
