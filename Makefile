@@ -34,6 +34,7 @@ $(STAMP): $(VENV)/.deps $(RUST_SRC)
 # says which algorithms it cannot offer and why. Up to date, this is a no-op.
 BPF_SRC_DIR := python/tcpeval/testbed/bpf
 BPF_OUT := target/bpf
+BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_x86 -I $(BPF_OUT) -I $(BPF_SRC_DIR)
 BPF_OBJ := $(patsubst $(BPF_SRC_DIR)/%.c,$(BPF_OUT)/%.bpf.o,$(wildcard $(BPF_SRC_DIR)/tcpeval_*.c))
 
 bpf: $(STAMP) bpf-deps
@@ -62,8 +63,7 @@ $(BPF_OUT)/params.h: $(STAMP) $(BPF_SRC_DIR)/gen_params.py
 	@cmp -s $@.tmp $@ && rm $@.tmp && touch $@ || mv $@.tmp $@
 
 $(BPF_OUT)/%.bpf.o: $(BPF_SRC_DIR)/%.c $(wildcard $(BPF_SRC_DIR)/*.h) $(BPF_OUT)/vmlinux.h $(BPF_OUT)/params.h
-	clang -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_x86 -I $(BPF_OUT) -I $(BPF_SRC_DIR) \
-		-c $< -o $@
+	clang $(BPF_CFLAGS) -c $< -o $@
 
 # The same BPF programs built to print their state to the kernel's trace buffer
 # (-DTCPE_TRACE=N: the first N samples of each socket and every congestion
@@ -73,8 +73,7 @@ BPF_TRACE_OUT := target/bpf-trace
 bpf-trace: bpf
 	@mkdir -p $(BPF_TRACE_OUT)
 	for src in $(BPF_SRC_DIR)/tcpeval_*.c; do \
-		clang -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_x86 -DTCPE_TRACE=40 \
-			-I $(BPF_OUT) -I $(BPF_SRC_DIR) -c $$src \
+		clang $(BPF_CFLAGS) -DTCPE_TRACE=40 -c $$src \
 			-o $(BPF_TRACE_OUT)/$$(basename $$src .c).bpf.o || exit 1; done
 
 demo: setup
