@@ -263,11 +263,19 @@ def run_valid(data: dict, attempts: int = 2):
 
 @needs_testbed
 def test_two_flows_fill_the_link_at_100mbps_50ms():
-    result = run_valid({
-        "network": {"bottleneck": "100Mbps", "rtt": "50ms", "buffer": "1bdp"},
-        "flows": [{"cc": "cubic", "count": 2}],
-        "run": {"duration": "8s", "interval": "0.5s", "measure_from": "2s"},
-    })
+    from tcpeval.testbed.runner import BACKLOG_SYSCTL
+
+    machine = BACKLOG_SYSCTL.read_text()
+    try:
+        BACKLOG_SYSCTL.write_text("1000\n")   # Linux's default: the run raises it
+        result = run_valid({
+            "network": {"bottleneck": "100Mbps", "rtt": "50ms", "buffer": "1bdp"},
+            "flows": [{"cc": "cubic", "count": 2}],
+            "run": {"duration": "8s", "interval": "0.5s", "measure_from": "2s"},
+        })
+        assert BACKLOG_SYSCTL.read_text() == "1000\n"   # and put it back
+    finally:
+        BACKLOG_SYSCTL.write_text(machine)
     s = result.summary
     assert s["backend"] == "testbed"
     total = sum(f["throughput_mbps"] for f in s["flows"])
@@ -505,6 +513,35 @@ def test_delay_line_gate(over, ok):
 
     [g] = gates.delay_line(_plan(), {"queues": [_queue(**over)]})
     assert g["ok"] is ok
+
+
+def test_delay_line_gate_counts_late_releases_from_the_histogram():
+    from tcpeval.testbed import gates
+
+    edges = [50, 100, 200, 500, 1000, 2000, 5000]
+    q = _queue(late_hist=[9000, 500, 300, 150, 40, 7, 2, 1])
+    [g] = gates.delay_line(_plan(), {"queues": [q], "late_edges_us": edges})
+    assert g["late_500us_pkts"] == 40 + 7 + 2 + 1
+    assert "50 released 500 us late or more" in g["detail"]
+    assert gates.late_at_least({"late_edges_us": edges}, q, 50) == 1000
+    assert gates.late_at_least({"late_edges_us": edges}, q, 300) is None
+    [old] = gates.delay_line(_plan(), {"queues": [_queue()]})  # a delay line without one
+    assert "late or more" not in old["detail"] and "late_500us_pkts" not in old
+
+
+def test_a_stall_spoils_only_a_run_of_an_algorithm_reacting_to_one_delay_sample():
+    from tcpeval.testbed import gates
+
+    edges = [50, 100, 200, 500, 1000, 2000, 5000]
+    stalled = {"queues": [_queue(late_hist=[9990, 5, 2, 2, 0, 1, 0, 0])], "late_edges_us": edges}
+    calm = {"queues": [_queue(late_hist=[9990, 5, 2, 2, 1, 0, 0, 0])], "late_edges_us": edges}
+    lp = _plan()
+    for f in lp.flows:
+        f.cc = "hstcp-lp"
+    assert gates.delay_line(_plan(), stalled)[0]["ok"]        # CUBIC: within the limits
+    [g] = gates.delay_line(lp, stalled)
+    assert not g["ok"] and "1 released 1000 us late or more (limit 0" in g["detail"]
+    assert gates.delay_line(lp, calm)[0]["ok"]                # 0.5-1 ms late: allowed
 
 
 def _raw(retx, drops, reorder=0, dsack=0):
@@ -922,3 +959,15 @@ def test_the_default_grid_skips_what_this_machine_does_not_offer(capsys):
     every = {cc: {"how": "bpf"} for cc in grid.algorithms()}
     assert cli._default_ccs(every) == grid.algorithms()
     assert capsys.readouterr().err == ""
+
+
+def test_a_run_raises_the_cpu_backlog_limit_and_says_what_to_put_back(tmp_path):
+    from tcpeval.testbed import runner
+
+    limit = tmp_path / "netdev_max_backlog"
+    limit.write_text("1000\n")
+    assert runner.raise_backlog(10_000, limit) == 1000
+    assert limit.read_text() == "10000\n"
+    assert runner.raise_backlog(10_000, limit) is None      # already high enough: untouched
+    limit.write_text("50000\n")
+    assert runner.raise_backlog(10_000, limit) is None and limit.read_text() == "50000\n"

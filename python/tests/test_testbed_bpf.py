@@ -279,6 +279,10 @@ def test_the_grid_reports_mean_ci_and_verdict_per_cell():
     assert "| scalable x2 50 ms 1 BDP | -2.0% ±" in grid.markdown([r])
     assert len(grid.cells(["reno", "bic"])) == 2 * 2 * 3 * 3
     assert len(grid.cells(["reno"], quick=True)) == 2
+    one = grid.cells(["reno", "fast"], only=["fast x2 20 ms 1 BDP"])
+    assert [c.name for c in one] == ["fast x2 20 ms 1 BDP"]
+    assert [c.buffer_bdp for c in grid.cells(["reno"], only=["* x1 100 ms *"])] == [0.5, 1, 2]
+    assert grid.cells(["reno"], only=["reno x3 *"]) == []
 
 
 def test_a_grid_cell_share_difference_is_signed_so_spread_is_not_bias():

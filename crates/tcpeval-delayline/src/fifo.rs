@@ -16,6 +16,17 @@ struct Held<T> {
     item: T,
 }
 
+/// Upper edges (microseconds) of the lateness histogram's buckets; one more,
+/// open bucket counts the rest. They bracket the testbed's gates (mean below
+/// 1% of the RTT, 200 us at 20 ms; largest at most a quarter RTT or 10 ms).
+pub const LATE_EDGES_US: [u64; 7] = [50, 100, 200, 500, 1_000, 2_000, 5_000];
+/// Packets released this late or later are logged with their release time,
+/// so a run's lateness can be laid beside what the endpoints saw at that
+/// moment (a delay-based algorithm reacts to a single late sample).
+pub const LATE_LOG_OVER_NS: u64 = 250_000;
+/// Log entries kept per queue (the first ones; later ones are only counted).
+pub const LATE_LOG_CAPACITY: usize = 512;
+
 /// Counters of one queue or route, as printed in the exit JSON.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -26,6 +37,10 @@ pub struct Stats {
     /// Sum and maximum of (release time - due time).
     pub late_sum_ns: u64,
     pub late_max_ns: u64,
+    /// Packets per lateness bucket (edges LATE_EDGES_US).
+    pub late_hist: [u64; LATE_EDGES_US.len() + 1],
+    /// Packets released LATE_LOG_OVER_NS late or later (logged or not).
+    pub late_over: u64,
     /// NFQUEUE packets without NFQA_TIMESTAMP (delayed from receive time instead).
     pub no_kernel_ts: u64,
     /// recv() reported ENOBUFS: the kernel could not deliver (and dropped) packets.
@@ -47,6 +62,21 @@ impl Stats {
             self.late_sum_ns as f64 / self.pkts as f64 / 1e3
         }
     }
+
+    fn count_late(&mut self, late_ns: u64) {
+        self.pkts += 1;
+        self.late_sum_ns += late_ns;
+        self.late_max_ns = self.late_max_ns.max(late_ns);
+        let bucket = LATE_EDGES_US.partition_point(|&e| e * 1000 <= late_ns);
+        self.late_hist[bucket] += 1;
+    }
+}
+
+/// A packet released late: its release time (the mode's clock) and lateness.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LateEvent {
+    pub release_ns: u64,
+    pub late_ns: u64,
 }
 
 /// Fixed-capacity ring of held packets with the queue's delay and counters.
@@ -58,6 +88,8 @@ pub struct DelayQueue<T> {
     len: usize,
     delay_ns: u64,
     pub stats: Stats,
+    /// The first LATE_LOG_CAPACITY releases at least LATE_LOG_OVER_NS late.
+    pub late_log: Vec<LateEvent>,
 }
 
 impl<T: Copy + Default> DelayQueue<T> {
@@ -75,6 +107,7 @@ impl<T: Copy + Default> DelayQueue<T> {
             len: 0,
             delay_ns: delay_us * 1000,
             stats: Stats::default(),
+            late_log: Vec::with_capacity(LATE_LOG_CAPACITY),
         }
     }
 
@@ -113,9 +146,16 @@ impl<T: Copy + Default> DelayQueue<T> {
         self.head = (self.head + 1) % self.ring.len();
         self.len -= 1;
         let late = now_ns - held.due_ns;
-        self.stats.pkts += 1;
-        self.stats.late_sum_ns += late;
-        self.stats.late_max_ns = self.stats.late_max_ns.max(late);
+        self.stats.count_late(late);
+        if late >= LATE_LOG_OVER_NS {
+            self.stats.late_over += 1;
+            if self.late_log.len() < LATE_LOG_CAPACITY {
+                self.late_log.push(LateEvent {
+                    release_ns: now_ns,
+                    late_ns: late,
+                });
+            }
+        }
         Some(held.item)
     }
 }
@@ -163,6 +203,46 @@ mod tests {
         assert_eq!(q.stats.late_sum_ns, 40_000 + 30_000);
         assert_eq!(q.stats.late_max_ns, 40_000);
         assert!((q.stats.late_mean_us() - 70.0 / 3.0).abs() < 1e-9);
+        // 0 and 30 us fall below the first edge (50 us), 40 us too.
+        assert_eq!(q.stats.late_hist, [3, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!((q.stats.late_over, q.late_log.len()), (0, 0));
+    }
+
+    #[test]
+    fn histogram_edges_and_late_log() {
+        let mut q: DelayQueue<u32> = DelayQueue::new(16, 0);
+        // Lateness exactly on each edge lands in the bucket above it.
+        let lates_us = [0, 49, 50, 100, 249, 250, 1_000, 4_999, 5_000, 70_000];
+        for (i, late) in lates_us.iter().enumerate() {
+            q.push(i as u64 * MS, i as u32).unwrap();
+            q.pop_due(i as u64 * MS + late * 1000).unwrap();
+        }
+        assert_eq!(q.stats.late_hist, [2, 1, 1, 2, 0, 1, 1, 2]);
+        assert_eq!(q.stats.late_over, 5);
+        let logged: Vec<(u64, u64)> = q.late_log.iter().map(|e| (e.release_ns, e.late_ns)).collect();
+        assert_eq!(
+            logged,
+            vec![
+                (5 * MS + 250_000, 250_000),
+                (6 * MS + MS, MS),
+                (7 * MS + 4_999_000, 4_999_000),
+                (8 * MS + 5 * MS, 5 * MS),
+                (9 * MS + 70 * MS, 70 * MS),
+            ]
+        );
+    }
+
+    #[test]
+    fn late_log_keeps_the_first_entries_and_counts_the_rest() {
+        let mut q: DelayQueue<u32> = DelayQueue::new(4, 0);
+        let n = LATE_LOG_CAPACITY as u64 + 10;
+        for i in 0..n {
+            q.push(i * MS, 0).unwrap();
+            q.pop_due(i * MS + LATE_LOG_OVER_NS + i).unwrap();
+        }
+        assert_eq!(q.stats.late_over, n);
+        assert_eq!(q.late_log.len(), LATE_LOG_CAPACITY);
+        assert_eq!(q.late_log.last().unwrap().late_ns, LATE_LOG_OVER_NS + n - 11);
     }
 
     #[test]
@@ -254,6 +334,8 @@ mod tests {
                 (next_out, late_sum, late_max)
             );
             assert_eq!(s.maxdepth, depth_max, "seed {seed}");
+            assert_eq!(s.late_hist.iter().sum::<u64>(), s.pkts, "seed {seed}");
+            assert!(q.late_log.iter().all(|e| e.late_ns >= LATE_LOG_OVER_NS));
         }
     }
 

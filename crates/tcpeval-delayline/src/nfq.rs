@@ -12,7 +12,7 @@
 //! times; the testbed machines do not step the clock mid-run.
 
 use crate::args::QueueSpec;
-use crate::fifo::{earliest_due, DelayQueue};
+use crate::fifo::{earliest_due, DelayQueue, LateEvent};
 use crate::netlink::{self, Event, NFQA_CFG_F_GSO};
 use crate::report::{Entry, Label};
 use crate::sys;
@@ -293,7 +293,20 @@ fn entry(q: &Bound) -> Entry {
             kernel_dropped,
             ..q.fifo.stats
         },
+        late_log: on_monotonic(&q.fifo.late_log),
     }
+}
+
+/// The log's release times moved from CLOCK_REALTIME (this mode's clock) to
+/// CLOCK_MONOTONIC by the two clocks' present difference.
+fn on_monotonic(log: &[LateEvent]) -> Vec<LateEvent> {
+    let (mono, real) = (sys::now_ns(libc::CLOCK_MONOTONIC), sys::now_ns(CLOCK));
+    log.iter()
+        .map(|e| LateEvent {
+            release_ns: (e.release_ns + mono).saturating_sub(real),
+            ..*e
+        })
+        .collect()
 }
 
 /// Per-namespace queue table (net/netfilter/nfnetlink_queue.c seq_show):

@@ -178,6 +178,7 @@ impl Relay {
                 delay_us: spec.delay_us,
                 capacity: q.capacity(),
                 stats,
+                late_log: q.late_log.clone(),
             }
         };
         specs.iter().zip(&self.routes).map(to_entry).collect()

@@ -1,6 +1,6 @@
 """`python -m tcpeval.testbed check [--json]` and
 `python -m tcpeval.testbed grid [--quick] [--reps N] [--attempts N] [--cc a,b,...]
-[--scenario PATH] [--raw FILE] [--rescore RAW] [--page DIR]` (the agreement
+[--cells PATTERNS] [--scenario PATH] [--raw FILE] [--rescore RAW] [--page DIR]` (the agreement
 grid, grid.py; Markdown on stdout). `--rescore RAW` runs no kernel: it takes
 the comparisons an earlier `--raw` kept and runs their simulator side again.
 `--page DIR` runs nothing: the grid's page (docs/testbed-grid.md) from the
@@ -36,6 +36,8 @@ def _grid(argv: list[str]) -> int:
     p.add_argument("--attempts", type=int, default=3)
     p.add_argument("--cc", help="algorithms, comma-separated (default: every one of "
                    "grid.algorithms() this machine offers)")
+    p.add_argument("--cells", help="shell-style patterns of the cell names to run, "
+                   "comma-separated (e.g. 'fast x2 20 ms 1 BDP'; default: every cell)")
     p.add_argument("--scenario", type=Path, default=DEFAULT_SCENARIO)
     p.add_argument("--raw", type=Path, help="also write every comparison here (JSON lines)")
     p.add_argument("--rescore", type=Path, metavar="RAW",
@@ -55,8 +57,14 @@ def _grid(argv: list[str]) -> int:
                 else "--reps and --attempts: must be at least 1")
         print(f"tcpeval.testbed grid: {what}", file=sys.stderr)
         return 2
+    only = None if a.cells is None else [c.strip() for c in a.cells.split(",")]
+    chosen = grid.cells(ccs, a.quick, only)
+    if not chosen:
+        print(f"tcpeval.testbed grid: --cells {a.cells!r} matches no cell (names look like "
+              f"'{grid.cells(ccs, a.quick)[0].name}')", file=sys.stderr)
+        return 2
     results = []
-    for cell in grid.cells(ccs, a.quick):
+    for cell in chosen:
         print(f"{cell.name} ...", file=sys.stderr, flush=True)
         try:
             results.append(grid.run_cell(a.scenario, cell, a.reps, a.attempts, compare))
@@ -123,8 +131,8 @@ def main(argv: list[str]) -> int:
     commands = {"check": _check, "grid": _grid}
     if not argv or argv[0] not in commands:
         print("usage: python -m tcpeval.testbed check [--json] | grid [--quick] [--reps N] "
-              "[--attempts N] [--cc a,b] [--scenario PATH] [--raw FILE] [--rescore RAW] "
-              "[--page DIR]",
+              "[--attempts N] [--cc a,b] [--cells PATTERNS] [--scenario PATH] [--raw FILE] "
+              "[--rescore RAW] [--page DIR]",
               file=sys.stderr)
         return 2
     return commands[argv[0]](argv[1:])

@@ -14,7 +14,11 @@ Limits, and why:
   relay is FIFO); longer ones would distort the RTT the flow sees. No packet
   lost inside the relay (ENOBUFS, dropped by it or by the kernel's queue) or
   bypassing it (TUN: matching no route), its ring never full, kernel
-  timestamps on (at most 1% of packets without one).
+  timestamps on (at most 1% of packets without one). For an algorithm that
+  reacts to one delay sample (SAMPLE_REACTING: TCP-LP, HSTCP-LP) no packet
+  released STALL_US late or more: such a stall passes the limits above and
+  fires their early congestion indications (docs/testbed.md, "HSTCP-LP's
+  early indications and the delay line's stalls").
 - base RTT: each flow's idle-path RTT (the kernel's RTT sample of handshakes
   with the sink before the run) within max(2 ms, 2%) of the configured RTT,
   and its min_rtt not below it (the delay line never releases early).
@@ -71,6 +75,16 @@ MIN_BUSY_S = 1.0
 SAMPLE_SPAN_LIMIT_S = 0.005
 SHAPER_SLACK = 0.005
 SHAPER_SLACK_S = 0.02
+# A release this late or later is counted in the delay line's gate detail: half
+# a millisecond is enough to move a delay-based algorithm's millisecond
+# timestamp sample (docs/testbed.md, "HSTCP-LP's 20 ms spread traced").
+LATE_COUNTED_US = 500
+# Algorithms whose congestion signal is a single delay sample, by kernel name,
+# and the lateness that spoils a run of theirs: traced 2026-11-28, HSTCP-LP at
+# 20 ms, 2 BDP, every early indication out of turn but one followed a stall of
+# 1.8-7.6 ms within a path delay to an RTT; stalls of 0.27-0.69 ms fired none.
+SAMPLE_REACTING = frozenset({"lp", "hstcplp"})
+STALL_US = 1000
 
 
 def _gate(name: str, ok: bool, detail: str, **values) -> dict:
@@ -83,6 +97,7 @@ def delay_line(plan: Plan, stats: dict | None) -> list[dict]:
     # NFQUEUE entries name their queue, TUN entries their route.
     rtt_of = {q: f.rtt_s for f in plan.flows
               for q in (f.data_queue, f.ack_queue, *topology.tun_routes(f))}
+    reacting = any(kernel_cc.kernel_name(f.cc) in SAMPLE_REACTING for f in plan.flows)
     out = []
     for q in (stats or {}).get("queues", []):
         name = q.get("queue", q.get("route"))
@@ -94,14 +109,33 @@ def delay_line(plan: Plan, stats: dict | None) -> list[dict]:
         full = q.get("capacity") is not None and q.get("maxdepth", 0) >= q["capacity"]
         ok = (q["late_mean_us"] < mean_lim and q["late_max_us"] <= max_lim and not lost
               and not full and q.get("no_kernel_ts", 0) <= 0.01 * pkts)
+        late = late_at_least(stats, q, LATE_COUNTED_US)
+        stalled = late_at_least(stats, q, STALL_US) if reacting else None
+        ok = ok and not stalled
         out.append(_gate(
             f"delay line queue {name}", ok,
             f"late mean {q['late_mean_us']:.0f} us (limit {mean_lim:.0f}), max "
-            f"{q['late_max_us']:.0f} us (limit {max_lim:.0f}), {lost} lost in the relay "
+            f"{q['late_max_us']:.0f} us (limit {max_lim:.0f}), "
+            + ("" if late is None else f"{late} released {LATE_COUNTED_US} us late or more, ")
+            + ("" if stalled is None else f"{stalled} released {STALL_US} us late or more "
+               "(limit 0 for an algorithm reacting to one delay sample), ")
+            + f"{lost} lost in the relay "
             f"(depth {q.get('maxdepth')} of {q.get('capacity')}), "
             f"{q.get('no_kernel_ts', 0)} of {q.get('pkts', 0)} without kernel timestamp",
-            late_mean_us=q["late_mean_us"], late_max_us=q["late_max_us"]))
+            late_mean_us=q["late_mean_us"], late_max_us=q["late_max_us"],
+            **({} if late is None else {f"late_{LATE_COUNTED_US}us_pkts": late})))
     return out
+
+
+def late_at_least(stats: dict, queue: dict, edge_us: float) -> int | None:
+    """Packets of `queue` released `edge_us` late or more, from the delay
+    line's histogram (None from a delay line without one, or when `edge_us`
+    is not one of its bucket edges)."""
+    edges, hist = stats.get("late_edges_us"), queue.get("late_hist")
+    if not edges or not hist or edge_us not in edges:
+        return None
+    first = edges.index(edge_us) + 1  # bucket k counts [edges[k-1], edges[k])
+    return int(sum(hist[first:]))
 
 
 def base_rtt(plan: Plan, flows: list[dict]) -> list[dict]:

@@ -11,6 +11,7 @@ buffer per algorithm.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 from collections.abc import Callable, Iterable
@@ -51,9 +52,16 @@ class Cell:
                 f'network.rtt="{self.rtt_ms}ms"', f'network.buffer="{self.buffer_bdp:g}bdp"']
 
 
-def cells(ccs: Iterable[str], quick: bool = False) -> list[Cell]:
+def cells(ccs: Iterable[str], quick: bool = False,
+          only: Iterable[str] | None = None) -> list[Cell]:
+    """The grid's cells; `only`: shell-style patterns of the cell names to keep
+    (e.g. "fast x2 20 ms 1 BDP", "* x1 100 ms *"), to run one cell again."""
     rtts, buffers = ((50,), (1,)) if quick else (RTTS_MS, BUFFERS_BDP)
-    return [Cell(*c) for c in product(ccs, FLOWS, rtts, buffers)]
+    out = [Cell(*c) for c in product(ccs, FLOWS, rtts, buffers)]
+    if only is None:
+        return out
+    patterns = list(only)
+    return [c for c in out if any(fnmatch.fnmatchcase(c.name, p) for p in patterns)]
 
 
 def metrics(cmp: dict) -> dict[str, float]:

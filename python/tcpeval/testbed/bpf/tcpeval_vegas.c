@@ -7,6 +7,17 @@
  * guard against a zero sample); the simulator's ns give the same ratios. */
 #include "tcpeval_cc.h"
 
+/* Built with -DTCPE_TRACE (make bpf-trace): each round's samples, minimum
+ * and base RTT (us) with the window they act on, to the kernel's trace buffer. */
+#ifdef TCPE_TRACE
+#define vegas_trace_round(tp, ca)                                                          \
+	bpf_printk("tcpe_vegas t %llu cwnd %u ssthresh %u cnt %u min %u base %u",          \
+		   now_ns(tp) / 1000, (tp)->snd_cwnd, (tp)->snd_ssthresh, (ca)->r.cnt_rtt,  \
+		   (ca)->r.min_rtt, (ca)->r.base_rtt)
+#else
+#define vegas_trace_round(tp, ca) do { } while (0)
+#endif
+
 struct tcpe_vegas {
 	struct tcpe_round_rtt r;
 	__u32 doing_vegas_now;
@@ -89,6 +100,7 @@ TCPEVAL_OP(void, vegas_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		return;
 	}
 	if (seq_after(ack, ca->r.beg_snd_nxt)) {
+		vegas_trace_round(tp, ca);
 		ca->r.beg_snd_nxt = tp->snd_nxt;
 		if (ca->r.cnt_rtt <= 2) {
 			if (cwnd_limited(tp))
