@@ -971,3 +971,18 @@ def test_a_run_raises_the_cpu_backlog_limit_and_says_what_to_put_back(tmp_path):
     assert runner.raise_backlog(10_000, limit) is None      # already high enough: untouched
     limit.write_text("50000\n")
     assert runner.raise_backlog(10_000, limit) is None and limit.read_text() == "50000\n"
+
+
+def test_the_bottleneck_spaces_bursts_at_its_peak_rate_both_ways():
+    """tbf's bucket would pass a burst after an idle spell at the veth's speed;
+    a one-frame peak bucket at 1.5 R spaces it, as the simulator's link does."""
+    from tcpeval.testbed import topology
+
+    plan = _plan()
+    tbfs = [argv for _, argv in topology.bottleneck_commands(plan) if "tbf" in argv]
+    assert [a[a.index("dev") + 1] for a in tbfs] == ["bnl", "bnr"]
+    for argv in tbfs:
+        assert argv[argv.index("rate") + 1] == "100000000bit"
+        assert argv[argv.index("peakrate") + 1] == "150000000bit"
+        assert argv[argv.index("mtu") + 1] == "1514"
+        assert int(argv[argv.index("burst") + 1]) == 12_500      # R x 1 ms
