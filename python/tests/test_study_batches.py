@@ -56,7 +56,9 @@ def test_batches_resume_where_the_archive_stops_and_refuse_another_engine(
     assert len(recs) == 5 and recs["run"].is_unique
     assert len(list(arch.glob("batch-*.parquet"))) == 2
     first = batches.remaining("tengig", "smoke", set())[:5]
-    assert list(recs["run"]) == first       # design order across the two files
+    assert set(recs["run"]) == set(first)   # the batch order's first five, kept in design order
+    order = {r: i for i, (r, _, _) in enumerate(get("tengig").design("smoke").runs())}
+    assert list(recs["run"]) == sorted(first, key=order.__getitem__)
     assert batches.remaining("tengig", "smoke", set(recs["run"]))[0] not in first
     assert "5 of 80 runs recorded" in batches.status("tengig", arch)
     page = batches.report("tengig", arch).read_text()
@@ -87,3 +89,32 @@ def test_the_command_exits_2_naming_what_is_wrong(tmp_path, capsys):
     assert "no archive.json" in capsys.readouterr().err
     assert batches.main(["status", "nosuch", str(tmp_path)]) == 2
     assert "unknown study 'nosuch'" in capsys.readouterr().err
+
+
+def test_batches_take_the_runs_behind_published_numbers_first_one_repetition_at_a_time():
+    study = get("tengig")
+    design = study.design("full")
+    cell_of = {run: (cell, rep) for run, cell, rep in design.runs()}
+    order = batches.batch_order("tengig", "full")
+    assert sorted(order) == sorted(cell_of) and len(order) == 1280
+    front = [study.backs_published(cell_of[r][0]) for r in order]
+    n = sum(front)
+    assert front == [True] * n + [False] * (len(order) - n)   # published cells first
+    for part in (order[:n], order[n:]):
+        reps = [cell_of[r][1] for r in part]
+        assert reps == sorted(reps)                              # repetition by repetition
+    # every published number's cells are in the front part, and nothing else
+    wanted = set()
+    for row in _published_rows():
+        kind = "fair" if row["table"] == "fairness" else "single"
+        for v in row["variant"].split("/"):
+            wanted.add((kind, v, row["rtt_ms"], None if kind == "fair" else row["drop_rate"]))
+    got = {(c.axes["kind"], c.axes["variant"], c.axes["rtt_ms"], c.axes.get("drop_rate"))
+           for c, _ in (cell_of[r] for r in order[:n])}
+    assert got == wanted and n == 5 * len(wanted)
+
+
+def _published_rows():
+    from tcpeval.studies import protocol
+
+    return protocol.published("tengig", "published")

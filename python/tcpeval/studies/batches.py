@@ -2,7 +2,8 @@
 (issue 30: tengig's full profile is about 44 core-hours on a 2-core machine
 that keeps nothing between sessions).
 
-A batch runs some of the profile's remaining runs into an ordinary result
+A batch runs some of the profile's remaining runs (`batch_order`: those
+behind the paper's printed numbers first) into an ordinary result
 store and keeps, of each finished run, only its record: what the study's
 report is made from (`run_record`, protocol.records), a few numbers per run,
 so the whole profile's records fit in the source tree. The archive is a
@@ -141,15 +142,29 @@ def _start(name: str, profile: str, archive: Path, fp: str) -> None:
 
 
 def remaining(name: str, profile: str, done: set[str]) -> list[str]:
-    """The runs not yet recorded, one per distinct scenario, in design order."""
+    """The runs not yet recorded, one per distinct scenario, in batch order."""
     _, keys = plan_study(name, profile)
     done_keys = {keys[r] for r in done}
     out, seen = [], set()
-    for run, key in keys.items():
+    for run in batch_order(name, profile):
+        key = keys[run]
         if key not in done_keys and key not in seen:
             seen.add(key)
             out.append(run)
     return out
+
+
+def batch_order(name: str, profile: str) -> list[str]:
+    """Every run of the profile in the order batches take them: first the runs
+    of the cells behind the paper's printed numbers (the study's
+    `backs_published(cell)`, where it has one), so a partly run archive
+    already answers them; within each part, every cell's first repetition,
+    then every cell's second, and so on, each in design order."""
+    design = get(name).design(profile)
+    first = getattr(get(name), "backs_published", lambda cell: False)
+    runs = design.runs()
+    rank = {run: (not first(cell), rep, i) for i, (run, cell, rep) in enumerate(runs)}
+    return sorted(rank, key=rank.__getitem__)
 
 
 def run_batch(name: str, archive: Path, *, profile: str = "full", workers: int = 2,

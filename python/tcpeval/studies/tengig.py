@@ -171,6 +171,28 @@ def design(profile: str) -> Design:
     return Design(cells, seeds(profile), rep_name="-{rep}", stack=PAPER_STACK)
 
 
+def backs_published(cell: Cell) -> bool:
+    """Whether the cell's runs give one of the numbers the paper prints
+    (published.csv): the single-flow cells of the responsiveness, efficiency and
+    ratio rows, the two-flow cells of the fairness rows. A long profile run in
+    batches runs these first (studies/batches.py)."""
+    a = cell.axes
+    if a["kind"] == "single":
+        return (a["variant"], a["rtt_ms"], a["drop_rate"]) in _published_cells()["single"]
+    return a["kind"] == "fair" and (a["variant"], a["rtt_ms"]) in _published_cells()["fair"]
+
+
+def _published_cells() -> dict[str, set[tuple]]:
+    out: dict[str, set[tuple]] = {"single": set(), "fair": set()}
+    for r in protocol.published(NAME, "published"):
+        for v in r["variant"].split("/"):
+            if r["table"] == "fairness":
+                out["fair"].add((v, r["rtt_ms"]))
+            else:
+                out["single"].add((v, r["rtt_ms"], r["drop_rate"]))
+    return out
+
+
 def cell_name(kind: str, key: tuple) -> str:
     return "-".join([kind, *(f"{k:g}" if isinstance(k, float) else str(k) for k in key)])
 
