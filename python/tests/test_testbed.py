@@ -263,19 +263,26 @@ def run_valid(data: dict, attempts: int = 2):
 
 @needs_testbed
 def test_two_flows_fill_the_link_at_100mbps_50ms():
-    from tcpeval.testbed.runner import BACKLOG_SYSCTL
+    from tcpeval.testbed.runner import BACKLOG_SAVED, BACKLOG_SYSCTL
 
+    # Alone on the machine, the run raises Linux's default backlog limit and,
+    # the last one out, puts it back.
+    alone = not BACKLOG_SAVED.exists() and not any(
+        ns.startswith(testbed.PREFIX) for ns in testbed.namespaces())
     machine = BACKLOG_SYSCTL.read_text()
     try:
-        BACKLOG_SYSCTL.write_text("1000\n")   # Linux's default: the run raises it
+        if alone:
+            BACKLOG_SYSCTL.write_text("1000\n")
         result = run_valid({
             "network": {"bottleneck": "100Mbps", "rtt": "50ms", "buffer": "1bdp"},
             "flows": [{"cc": "cubic", "count": 2}],
             "run": {"duration": "8s", "interval": "0.5s", "measure_from": "2s"},
         })
-        assert BACKLOG_SYSCTL.read_text() == "1000\n"   # and put it back
+        if alone:
+            assert BACKLOG_SYSCTL.read_text() == "1000\n" and not BACKLOG_SAVED.exists()
     finally:
-        BACKLOG_SYSCTL.write_text(machine)
+        if alone:
+            BACKLOG_SYSCTL.write_text(machine)
     s = result.summary
     assert s["backend"] == "testbed"
     total = sum(f["throughput_mbps"] for f in s["flows"])
@@ -450,6 +457,10 @@ def test_an_interrupted_run_leaves_nothing_behind(tmp_path, sig):
 
 @needs_testbed
 def test_after_sigkill_testbed_cleanup_leaves_nothing_behind(tmp_path):
+    from tcpeval.testbed.runner import BACKLOG_SAVED, BACKLOG_SYSCTL
+
+    machine_backlog = int(BACKLOG_SAVED.read_text() if BACKLOG_SAVED.exists()
+                          else BACKLOG_SYSCTL.read_text())
     proc, prefix = _start_cli_run(tmp_path)
     spaces, pids = _run_state(prefix)
     proc.kill()
@@ -460,6 +471,11 @@ def test_after_sigkill_testbed_cleanup_leaves_nothing_behind(tmp_path):
     assert p.returncode == 0 and f"removed {len(spaces)} namespace(s)" in p.stdout
     assert _run_state(prefix) == ([], [])
     assert _alive(pids) == []
+    from tcpeval.testbed.runner import BACKLOG_SAVED, BACKLOG_SYSCTL
+
+    if not any(ns.startswith(testbed.PREFIX) for ns in testbed.namespaces()):
+        assert not BACKLOG_SAVED.exists()         # the killed run's raise was put back
+        assert int(BACKLOG_SYSCTL.read_text()) == machine_backlog
 
 
 # ----- validity gates on synthetic measurements (no root needed) -------------------------
@@ -961,16 +977,20 @@ def test_the_default_grid_skips_what_this_machine_does_not_offer(capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_a_run_raises_the_cpu_backlog_limit_and_says_what_to_put_back(tmp_path):
+def test_runs_raise_the_cpu_backlog_limit_and_the_last_one_out_puts_it_back(tmp_path):
     from tcpeval.testbed import runner
 
-    limit = tmp_path / "netdev_max_backlog"
+    limit, saved = tmp_path / "netdev_max_backlog", tmp_path / "saved"
     limit.write_text("1000\n")
-    assert runner.raise_backlog(10_000, limit) == 1000
-    assert limit.read_text() == "10000\n"
-    assert runner.raise_backlog(10_000, limit) is None      # already high enough: untouched
-    limit.write_text("50000\n")
-    assert runner.raise_backlog(10_000, limit) is None and limit.read_text() == "50000\n"
+    runner.raise_backlog(10_000, limit, saved)
+    assert limit.read_text() == "10000\n" and saved.read_text() == "1000\n"
+    runner.raise_backlog(10_000, limit, saved)        # a second run: the saved value stays
+    assert saved.read_text() == "1000\n"
+    assert runner.restore_backlog(limit, saved) and limit.read_text() == "1000\n"
+    assert not saved.exists() and not runner.restore_backlog(limit, saved)
+    limit.write_text("50000\n")                      # already high enough: untouched
+    runner.raise_backlog(10_000, limit, saved)
+    assert limit.read_text() == "50000\n" and not saved.exists()
 
 
 def test_the_bottleneck_spaces_bursts_at_its_peak_rate_both_ways():

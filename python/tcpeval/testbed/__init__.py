@@ -366,7 +366,8 @@ def cleanup(prefix: str = PREFIX) -> tuple[list[str], list[str]]:
     left, the BPF congestion controls runs registered (struct_ops maps tcpe_*).
     Namespaces of a run whose process is still alive are kept. Processes still
     inside a leftover namespace are killed first (they would survive its
-    deletion). Returns (removed, kept)."""
+    deletion). With no run left, it also puts back the machine's
+    netdev_max_backlog a killed run left raised. Returns (removed, kept)."""
     if not prefix.startswith(PREFIX):
         raise ValueError(f"refusing to clean namespaces outside the {PREFIX!r} prefix")
     removed, kept = [], []
@@ -383,10 +384,13 @@ def cleanup(prefix: str = PREFIX) -> tuple[list[str], list[str]]:
         if _run("ip", "netns", "del", ns):
             removed.append(ns)
     if not any(ns.startswith(PREFIX) for ns in namespaces()):
-        # No run is live: BPF algorithms still registered were left by a killed one.
+        # No run is live: BPF algorithms still registered were left by a killed
+        # one, and so was a raised backlog limit.
         from .kernel_cc import MAP_PREFIX, unregister_all
+        from .runner import restore_backlog
 
         removed += [f"{MAP_PREFIX}{name} (BPF struct_ops)" for name in unregister_all()]
+        restore_backlog()
     return removed, kept
 
 

@@ -28,10 +28,13 @@ ENDPOINT = Path(__file__).with_name("endpoint.py")
 # (net.core.netdev_max_backlog, machine-wide) is 1000 packets by default: a
 # window-sized burst overflows it (two FAST flows at 20 ms, 1 BDP: 26,000-39,000
 # backlog drops a run and no valid run in six attempts on 2026-11-28; with
-# 10,000, three valid runs in three). A run raises the limit to this for its
-# length and puts the old value back; the drop gate still refuses any backlog drop.
+# 10,000, three valid runs in three). A run raises the limit to this; the
+# machine's value is kept in BACKLOG_SAVED and put back when no run is left
+# (by the last run's teardown, or by `testbed cleanup` after a killed run).
+# The drop gate still refuses any backlog drop.
 BACKLOG_MIN = 10_000
 BACKLOG_SYSCTL = Path("/proc/sys/net/core/netdev_max_backlog")
+BACKLOG_SAVED = Path("/run/tcpeval-netdev-max-backlog")
 PR_SET_PDEATHSIG = 1  # include/uapi/linux/prctl.h
 
 
@@ -114,7 +117,6 @@ class Testbed:
         self.children: list[Child] = []
         self.delayline: Child | None = None
         self.created: list[str] = []
-        self.backlog_before: int | None = None
 
     def __enter__(self):
         return self
@@ -126,7 +128,7 @@ class Testbed:
 
     def build(self) -> None:
         p = self.plan
-        self.backlog_before = raise_backlog(BACKLOG_MIN)
+        raise_backlog(BACKLOG_MIN)
         for ns, argv in topology.link_commands(p):
             sh(ns, argv)
             if argv[:3] == ["ip", "netns", "add"]:
@@ -210,22 +212,34 @@ class Testbed:
             for ns in reversed(self.created):
                 subprocess.run(["ip", "netns", "del", ns], capture_output=True)
             self.created.clear()
-            if self.backlog_before is not None:
-                BACKLOG_SYSCTL.write_text(f"{self.backlog_before}\n")
-                self.backlog_before = None
+            from . import PREFIX, namespaces
+
+            if not any(ns.startswith(PREFIX) for ns in namespaces()):
+                restore_backlog()
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
 
 
-def raise_backlog(minimum: int, path: Path = BACKLOG_SYSCTL) -> int | None:
-    """Raise the CPU input backlog limit to `minimum`; returns the value it
-    had when that was lower (to put back), else None (nothing changed)."""
+def raise_backlog(minimum: int, path: Path = BACKLOG_SYSCTL,
+                  saved: Path = BACKLOG_SAVED) -> None:
+    """Raise the CPU input backlog limit to `minimum` if it is lower, keeping
+    the machine's value in `saved` (the first run to raise it writes it)."""
     before = int(path.read_text())
-    if before >= minimum:
-        return None
-    path.write_text(f"{minimum}\n")
-    return before
+    if before < minimum:
+        if not saved.exists():
+            saved.write_text(f"{before}\n")
+        path.write_text(f"{minimum}\n")
+
+
+def restore_backlog(path: Path = BACKLOG_SYSCTL, saved: Path = BACKLOG_SAVED) -> bool:
+    """Put the machine's backlog limit back, if a run raised it (call when no
+    run is left); returns whether it did."""
+    if not saved.exists():
+        return False
+    path.write_text(saved.read_text())
+    saved.unlink()
+    return True
 
 
 def _first_sample(start: float, step: float) -> float:
