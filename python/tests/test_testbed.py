@@ -267,8 +267,7 @@ def test_two_flows_fill_the_link_at_100mbps_50ms():
 
     # Alone on the machine, the run raises Linux's default backlog limit and,
     # the last one out, puts it back.
-    alone = not BACKLOG_SAVED.exists() and not any(
-        ns.startswith(testbed.PREFIX) for ns in testbed.namespaces())
+    alone = not BACKLOG_SAVED.exists() and not testbed.runs_live()
     machine = BACKLOG_SYSCTL.read_text()
     try:
         if alone:
@@ -473,7 +472,7 @@ def test_after_sigkill_testbed_cleanup_leaves_nothing_behind(tmp_path):
     assert _alive(pids) == []
     from tcpeval.testbed.runner import BACKLOG_SAVED, BACKLOG_SYSCTL
 
-    if not any(ns.startswith(testbed.PREFIX) for ns in testbed.namespaces()):
+    if not testbed.runs_live():
         assert not BACKLOG_SAVED.exists()         # the killed run's raise was put back
         assert int(BACKLOG_SYSCTL.read_text()) == machine_backlog
 

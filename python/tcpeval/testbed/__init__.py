@@ -351,6 +351,11 @@ def namespaces() -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
+def runs_live() -> bool:
+    """Whether any tcpeval run's namespaces exist on this machine."""
+    return any(ns.startswith(PREFIX) for ns in namespaces())
+
+
 def owner_alive(ns: str) -> bool:
     """Whether the process that created a run's namespace (its PID is in the
     name: tcpe-<pid>-<random>-...) is still running."""
@@ -383,7 +388,7 @@ def cleanup(prefix: str = PREFIX) -> tuple[list[str], list[str]]:
                 os.kill(int(pid), signal.SIGKILL)
         if _run("ip", "netns", "del", ns):
             removed.append(ns)
-    if not any(ns.startswith(PREFIX) for ns in namespaces()):
+    if not runs_live():
         # No run is live: BPF algorithms still registered were left by a killed
         # one, and so was a raised backlog limit.
         from .kernel_cc import MAP_PREFIX, unregister_all

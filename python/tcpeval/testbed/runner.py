@@ -212,9 +212,9 @@ class Testbed:
             for ns in reversed(self.created):
                 subprocess.run(["ip", "netns", "del", ns], capture_output=True)
             self.created.clear()
-            from . import PREFIX, namespaces
+            from . import runs_live
 
-            if not any(ns.startswith(PREFIX) for ns in namespaces()):
+            if not runs_live():
                 restore_backlog()
         finally:
             for s, h in old.items():
