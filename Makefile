@@ -67,7 +67,7 @@ $(BPF_OUT)/%.bpf.o: $(BPF_SRC_DIR)/%.c $(wildcard $(BPF_SRC_DIR)/*.h) $(BPF_OUT)
 
 # The same BPF programs built to print their state to the kernel's trace buffer
 # (-DTCPE_TRACE=N: the first N samples of each socket and every congestion
-# indication; TCP-LP, HSTCP-LP and Illinois so far). Run the testbed with
+# indication; TCP-LP, HSTCP-LP, Illinois, Vegas and FAST). Run the testbed with
 # TCPEVAL_BPF_DIR=target/bpf-trace and read /sys/kernel/tracing/trace.
 BPF_TRACE_OUT := target/bpf-trace
 bpf-trace: bpf

@@ -7,6 +7,21 @@
  * baseRTT/avgRTT in 1/2^20, RTTs in ns (the kernel's us x 1000), as fast.rs. */
 #include "tcpeval_cc.h"
 
+/* Built with -DTCPE_TRACE (make bpf-trace): by the socket's local port, each
+ * round's window, state, reordering degree, RTT samples, average and base RTT
+ * (us), and the same at each reduction and each undo, to the kernel's trace
+ * buffer. */
+#ifdef TCPE_TRACE
+#define fast_trace(tp, ca, avg, what)                                                      \
+	bpf_printk("tcpe_fast " what " port %u t %llu cwnd %u ssthresh %u state %u reord %u " \
+		   "cnt %u avg %llu base %llu", ((struct sock *)(tp))->__sk_common.skc_num,       \
+		   now_ns(tp) / 1000, (tp)->snd_cwnd, (tp)->snd_ssthresh,                        \
+		   inet_csk((struct sock *)(tp))->icsk_ca_state, (tp)->reordering,           \
+		   (ca)->rtt_cnt, (avg) / 1000, (ca)->base_rtt / 1000)
+#else
+#define fast_trace(tp, ca, avg, what) do { } while (0)
+#endif
+
 #define FAST_FP_SHIFT 10
 #define FAST_RATIO_SHIFT 20
 
@@ -36,6 +51,7 @@ static __always_inline void end_of_round(struct tcp_sock *tp, struct tcpe_fast *
 	__u64 avg = ca->rtt_sum / max_t(ca->rtt_cnt, 1U), base = ca->base_rtt;
 	__u32 w;
 
+	fast_trace(tp, ca, avg, "round");
 	ca->rtt_sum = 0;
 	ca->rtt_cnt = 0;
 	ca->round_end = tp->snd_nxt;
@@ -115,11 +131,13 @@ TCPEVAL_OP(void, fast_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 
 TCPEVAL_OP(__u32, fast_ssthresh, struct sock *sk)
 {
+	fast_trace(tcp_sk(sk), (struct tcpe_fast *)inet_csk_ca(sk), 0ULL, "loss");
 	return max_t(tcp_sk(sk)->snd_cwnd >> 1, 2U);
 }
 
 TCPEVAL_OP(__u32, fast_undo_cwnd, struct sock *sk)
 {
+	fast_trace(tcp_sk(sk), (struct tcpe_fast *)inet_csk_ca(sk), 0ULL, "undo");
 	return undo_to_prior(sk);
 }
 
