@@ -470,8 +470,6 @@ def test_after_sigkill_testbed_cleanup_leaves_nothing_behind(tmp_path):
     assert p.returncode == 0 and f"removed {len(spaces)} namespace(s)" in p.stdout
     assert _run_state(prefix) == ([], [])
     assert _alive(pids) == []
-    from tcpeval.testbed.runner import BACKLOG_SAVED, BACKLOG_SYSCTL
-
     if not testbed.runs_live():
         assert not BACKLOG_SAVED.exists()         # the killed run's raise was put back
         assert int(BACKLOG_SYSCTL.read_text()) == machine_backlog
