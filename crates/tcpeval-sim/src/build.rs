@@ -175,7 +175,7 @@ pub fn endpoint_pair(f: &FlowConfig, mut cc: Cc, i: usize, bytes: Option<u64>, (
     profile.quickacks = f.quickacks.unwrap_or(profile.quickacks);
     let jitter = Rng::new(seed ^ SEND_JITTER_KEY, i as u64);
     let sender = sender.with_stack(&profile).with_ecn(ecn).with_send_jitter(f.send_jitter_ns, jitter);
-    let sender = sender.with_small_queues(profile.tsq, f.rtt_ns);
+    let sender = sender.with_small_queues(profile.tsq).with_handshake_rtt(f.rtt_ns);
     let receiver = Receiver::new(ReceiverConfig {
         flow: i as u32,
         dst: s,

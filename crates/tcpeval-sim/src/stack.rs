@@ -606,14 +606,14 @@ mod tests {
     fn small_queues_by_stack() {
         let caps: Vec<Option<u64>> = STACKS.iter().map(|s| s.profile().tsq.map(|t| t.limit_output_bytes)).collect();
         assert_eq!(caps, [None, None, None, Some(131_072), Some(1 << 20), None, None]);
-        let mut new = sender(Stack::Linux66).with_small_queues(Stack::Linux66.profile().tsq, 100 * MS);
+        let mut new = sender(Stack::Linux66).with_small_queues(Stack::Linux66.profile().tsq).with_handshake_rtt(100 * MS);
         let mut out = Vec::new();
         new.start(0, &mut out);
         assert_eq!((out.len(), new.nic_blocked), (3, true));
         new.nic_queued = 2; // the interface finished one
         new.on_nic_drained(12_000, &mut out);
         assert_eq!((out.len(), out[3].ts_val), (4, 12_000));
-        let mut old = sender(Stack::Linux2622).with_small_queues(Stack::Linux2622.profile().tsq, 100 * MS);
+        let mut old = sender(Stack::Linux2622).with_small_queues(Stack::Linux2622.profile().tsq);
         old.start(0, &mut out);
         assert!(!old.nic_blocked && !old.small_queues());
     }

@@ -1,6 +1,7 @@
 //! BBR v1 behaviour (issue 4 item 3).
 mod common;
 use common::*;
+use tcpeval_sim::sim::SimResult;
 use tcpeval_sim::time::MS;
 
 #[test]
@@ -34,22 +35,49 @@ fn bbr_keeps_most_of_the_link_at_one_percent_loss_where_reno_collapses() {
 fn probe_rtt_happens_about_every_ten_seconds() {
     let mut cfg = dumbbell(100e6, 40, 1.0, 45, vec![flow("bbr", 40, 0.0)]);
     cfg.trace_interval_ns = 10 * MS;
-    let r = run_checked(cfg);
-    // PROBE_RTT holds cwnd at 4 packets for at least 200 ms: find those dips.
+    let dips = probe_rtt_dips(&run_checked(cfg), 0);
+    assert!(dips.len() >= 3, "PROBE_RTT dips at {dips:?}");
+    for w in dips.windows(2) {
+        let gap = w[1] - w[0];
+        assert!((9.0..=11.5).contains(&gap), "PROBE_RTT {gap:.2} s apart: {dips:?}");
+    }
+}
+
+/// When a flow's PROBE_RTT dips begin, in seconds after the first: PROBE_RTT
+/// holds cwnd at 4 packets for at least 200 ms (needs a trace interval of a
+/// few ms).
+fn probe_rtt_dips(r: &SimResult, flow: u32) -> Vec<f64> {
     let tr = &r.trace;
     let mut dips = vec![];
     let mut inside = false;
-    for i in 0..tr.t_ns.len() {
+    for i in (0..tr.t_ns.len()).filter(|&i| tr.flow[i] == flow) {
         let low = tr.cwnd_pkts[i] <= 4 && tr.t_ns[i] > 1_000_000_000;
         if low && !inside {
             dips.push(tr.t_ns[i] as f64 / 1e9);
         }
         inside = low;
     }
-    assert!(dips.len() >= 3, "PROBE_RTT dips at {dips:?}");
-    for w in dips.windows(2) {
-        let gap = w[1] - w[0];
-        assert!((9.0..=11.5).contains(&gap), "PROBE_RTT {gap:.2} s apart: {dips:?}");
+    dips
+}
+
+/// Two flows that start together enter their first PROBE_RTT together, as
+/// the kernel's do (ss -tin beside four testbed runs, two flows, 20 ms, half
+/// a BDP: 10.06/10.06, 10.05/10.09, 10.09/10.09, 10.31/10.31 s). Paced from
+/// the handshake's RTT, neither initial window queues behind the other, both
+/// keep the min_rtt of their first ACK, and both filters expire together.
+/// Paced from 1 ms instead, the second flow's first RTT was 0.12 ms high, a
+/// lower sample in DRAIN renewed its filter, and it entered PROBE_RTT 0.28 s
+/// after the first, which by then had taken the link (a 68.6/27.6 Mbit/s split).
+#[test]
+fn two_flows_started_together_probe_rtt_together() {
+    for offset_us in [0, 150, 300] {
+        let second = flow("bbr", 20, offset_us as f64 * 1e-6);
+        let mut cfg = dumbbell(100e6, 20, 0.5, 11, vec![flow("bbr", 20, 0.0), second]);
+        cfg.trace_interval_ns = 5 * MS;
+        let r = run_checked(cfg);
+        let (a, b) = (probe_rtt_dips(&r, 0), probe_rtt_dips(&r, 1));
+        assert!(!a.is_empty() && !b.is_empty(), "offset {offset_us} us: dips {a:?} {b:?}");
+        assert!((a[0] - b[0]).abs() <= 0.03, "offset {offset_us} us: first PROBE_RTT at {a:?} and {b:?}");
     }
 }
 

@@ -173,6 +173,20 @@ pub struct Bbr {
     pub probe_rtts: u64,
 }
 
+/// The RTT of BBR's first pacing rate (Linux `bbr_init_pacing_rate_from_rtt`):
+/// srtt, which on a Linux client is the handshake's RTT before any data is
+/// acknowledged, or 1 ms if there is none. With the handshake's 20 ms the
+/// initial window leaves at 2.89 x 10 packets / 20 ms (17 Mbit/s), not in a
+/// burst at 2.89 x 10 packets / 1 ms: two flows starting together then do not
+/// queue behind each other in their first round, take the same min_rtt, and
+/// enter PROBE_RTT together ten seconds later (issue 32, docs/algorithms/bbr.md).
+pub fn first_pacing_rtt(s: &CcState) -> Time {
+    match s.srtt_or_handshake() {
+        0 => MS,
+        rtt => rtt,
+    }
+}
+
 /// Linux's long-term bandwidth sampler (`bbr_lt_bw_sampling`,
 /// `bbr_lt_bw_interval_done`, net/ipv4/tcp_bbr.c), meant for token-bucket
 /// policers: sampling starts at a loss; an interval of at least 4 rounds
@@ -533,8 +547,8 @@ impl Bbr {
         let bw = if bw > 0.0 {
             bw
         } else {
-            // Before a sample: cwnd / srtt (or 1 ms) at high gain (Linux init).
-            s.cwnd as f64 * 1e9 / s.srtt.max(MS) as f64
+            // Before a sample: cwnd / srtt at high gain (Linux init).
+            s.cwnd as f64 * 1e9 / first_pacing_rtt(s) as f64
         };
         let rate = bw * (s.mss + HEADER_BYTES) as f64 * self.pacing_gain * PACING_MARGIN;
         if self.full_bw_reached || rate > s.pacing_rate {
@@ -691,6 +705,21 @@ mod tests {
         assert_eq!(HIGH_GAIN, (unit * 2885 / 1000 + 1) as f64 / unit as f64);
         assert_eq!(DRAIN_GAIN, (unit * 1000 / 2885) as f64 / unit as f64);
         assert_eq!((HIGH_GAIN * 256.0, DRAIN_GAIN * 256.0), (739.0, 88.0));
+    }
+
+    /// The first pacing rate: high gain x 10 packets over the handshake's RTT,
+    /// over 1 ms without one, over a sub-millisecond srtt as it is (Linux
+    /// takes max(srtt, 1 us)).
+    #[test]
+    fn first_pacing_rate_comes_from_the_handshake_rtt() {
+        let wire = (1448 + HEADER_BYTES) as f64 * HIGH_GAIN * PACING_MARGIN;
+        for (handshake, srtt, rtt_s) in [(20 * MS, 0, 0.02), (0, 0, 0.001), (20 * MS, 500_000, 0.0005)] {
+            let mut s = CcState::new(10, 1448);
+            (s.handshake_rtt, s.srtt) = (handshake, srtt);
+            bbr().init(&mut s);
+            let want = 10.0 / rtt_s * wire;
+            assert!((s.pacing_rate / want - 1.0).abs() < 1e-9, "{handshake} {srtt}: {} vs {want}", s.pacing_rate);
+        }
     }
 
     /// BBR in the algorithm harness (100 ms RTT, cwnd 10).

@@ -888,11 +888,11 @@ impl Bbr3 {
         self.pacing_gain
     }
 
-    /// Linux `bbr_init_pacing_rate_from_rtt`: startup gain x cwnd / srtt (1 ms
-    /// before any sample).
+    /// Linux `bbr_init_pacing_rate_from_rtt`: startup gain x cwnd / srtt
+    /// (`bbr::first_pacing_rtt`: the handshake's RTT before a data sample).
     fn init_pacing_rate(&mut self, s: &mut CcState) {
-        self.has_seen_rtt = s.srtt > 0;
-        let bw = s.cwnd as f64 * SEC as f64 / s.srtt.max(MS) as f64;
+        self.has_seen_rtt = s.srtt_or_handshake() > 0;
+        let bw = s.cwnd as f64 * SEC as f64 / super::bbr::first_pacing_rtt(s) as f64;
         s.pacing_rate = self.pacing_rate(s, bw, STARTUP_PACING_GAIN);
     }
 

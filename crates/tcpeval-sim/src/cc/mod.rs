@@ -74,6 +74,11 @@ pub struct CcState {
     /// Smoothed RTT and the lowest RTT seen (0 until the first sample).
     pub srtt: Time,
     pub min_rtt: Time,
+    /// The handshake's RTT: a Linux client's srtt once the SYN-ACK is in,
+    /// before any data is acknowledged (0: unknown). The simulator has no
+    /// handshake; build.rs sets the path's base RTT, the SYN's RTT on an idle
+    /// path. Read only through `srtt_or_handshake`.
+    pub handshake_rtt: Time,
     /// Packets in flight as Linux counts them.
     pub in_flight: u32,
     pub snd_una: u64,
@@ -154,6 +159,7 @@ impl CcState {
             mss,
             srtt: 0,
             min_rtt: 0,
+            handshake_rtt: 0,
             in_flight: 0,
             snd_una: 0,
             snd_nxt: 0,
@@ -167,6 +173,17 @@ impl CcState {
             last_send_time: 0,
             mark_app_limited: false,
             growth: Growth::PerPacket,
+        }
+    }
+
+    /// srtt, or before the first data RTT sample the handshake's: what Linux's
+    /// `tp->srtt_us` holds at that time (BBR's first pacing rate, the pacing
+    /// term of TCP Small Queues). 0 if neither is known.
+    pub fn srtt_or_handshake(&self) -> Time {
+        if self.srtt > 0 {
+            self.srtt
+        } else {
+            self.handshake_rtt
         }
     }
 

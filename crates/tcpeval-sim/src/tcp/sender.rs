@@ -747,8 +747,7 @@ impl Sender {
         let rate = if paced {
             self.s.pacing_rate
         } else {
-            let srtt = if self.s.srtt > 0 { self.s.srtt } else { q.handshake_rtt };
-            pacing_bytes_per_ns_at(&self.s, self.packets_out() as u32, srtt) * 1e9
+            pacing_bytes_per_ns_at(&self.s, self.packets_out() as u32, self.s.srtt_or_handshake()) * 1e9
         };
         Some(q.most_queued(self.cfg.mss, rate, paced))
     }
@@ -768,12 +767,19 @@ impl Sender {
         self.tsq.is_some()
     }
 
-    /// Hand segments down under the stack's TCP Small Queues (tcp::tsq), the
-    /// handshake's RTT as Linux's first srtt. Only a sender whose host
-    /// interface the simulation tracks takes them (build.rs): a bare sender,
-    /// as in unit tests, has an interface that never holds anything.
-    pub fn with_small_queues(mut self, rule: Option<Tsq>, handshake_rtt: Time) -> Self {
-        self.tsq = rule.map(|rule| SmallQueues { rule, handshake_rtt });
+    /// Hand segments down under the stack's TCP Small Queues (tcp::tsq). Only
+    /// a sender whose host interface the simulation tracks takes them
+    /// (build.rs): a bare sender, as in unit tests, has an interface that
+    /// never holds anything.
+    pub fn with_small_queues(mut self, rule: Option<Tsq>) -> Self {
+        self.tsq = rule.map(|rule| SmallQueues { rule });
+        self
+    }
+
+    /// The handshake's RTT, Linux's srtt before the first data RTT sample
+    /// (`CcState::handshake_rtt`).
+    pub fn with_handshake_rtt(mut self, rtt: Time) -> Self {
+        self.s.handshake_rtt = rtt;
         self
     }
 

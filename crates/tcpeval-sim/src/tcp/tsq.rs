@@ -15,8 +15,6 @@
 //! carries one stamp and the one-way delay of a flight only grows (issue 32:
 //! HSTCP-LP's first early congestion indication, docs/algorithms/lp.md).
 
-use crate::time::Time;
-
 /// `sk_pacing_shift` (10): the pacing term is about a millisecond of the rate.
 const PACING_SHIFT: u32 = 10;
 
@@ -35,12 +33,11 @@ pub struct Tsq {
     pub skb_overhead: u64,
 }
 
-/// A sender's view of its interface: the rule, and the RTT of the handshake,
-/// which gives Linux its first srtt (the pacing term before any data RTT).
+/// A sender's view of its interface: the rule (the pacing term before any
+/// data RTT comes from the handshake's RTT, `CcState::srtt_or_handshake`).
 #[derive(Clone, Copy, Debug)]
 pub struct SmallQueues {
     pub rule: Tsq,
-    pub handshake_rtt: Time,
 }
 
 impl SmallQueues {
@@ -65,10 +62,9 @@ impl SmallQueues {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::MS;
 
     fn tsq() -> SmallQueues {
-        SmallQueues { rule: Tsq { limit_output_bytes: 1 << 20, skb_overhead: 896 }, handshake_rtt: 100 * MS }
+        SmallQueues { rule: Tsq { limit_output_bytes: 1 << 20, skb_overhead: 896 } }
     }
 
     #[test]
