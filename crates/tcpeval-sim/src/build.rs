@@ -187,6 +187,7 @@ pub fn endpoint_pair(f: &FlowConfig, mut cc: Cc, i: usize, bytes: Option<u64>, (
     })
     .with_stack(&profile)
     .with_dsack(f.sack && profile.dsack)
+    .with_sack_compression(profile.sack_compression.filter(|_| f.sack), f.rtt_ns)
     .with_ecn(ecn);
     (sender, receiver)
 }

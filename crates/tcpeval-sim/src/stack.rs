@@ -13,6 +13,7 @@ use crate::tcp::rack::{FackRule, LossDetection};
 use crate::tcp::ns2_agent::Ns2AgentKind;
 use crate::tcp::recovery::Reduction;
 use crate::tcp::rtt::RttSampling;
+use crate::tcp::receiver::SackCompression;
 use crate::tcp::tsq::Tsq;
 use crate::tcp::sender::CwndTest;
 use crate::tcp::undo::UndoRule;
@@ -119,6 +120,9 @@ pub struct Profile {
     /// TCP Small Queues (tcp::tsq; Linux 3.6 on), with the stack's
     /// `tcp_limit_output_bytes`; None before 3.6 and in ns-2.
     pub tsq: Option<Tsq>,
+    /// The receiver's SACK compression (tcp::receiver::SackCompression;
+    /// Linux 4.20 on), None before and in ns-2.
+    pub sack_compression: Option<SackCompression>,
     /// The sender is one of ns-2's own agents (tcp::ns2_agent), set by
     /// `build` for the algorithms ns-2 has as agents of their own (Vegas,
     /// Tahoe) at the ns2 stack.
@@ -210,6 +214,7 @@ impl Stack {
             rtt_sampling: RttSampling::Linux26,
             tcp_pacing: false,
             tsq: None,
+            sack_compression: None,
             ns2_agent: None,
         };
         let linux_new = |growth| Profile {
@@ -235,6 +240,7 @@ impl Stack {
             rtt_sampling: RttSampling::Current,
             tcp_pacing: false,
             tsq: Some(Tsq { limit_output_bytes: TSQ_LIMIT_316, skb_overhead: 1280 }),
+            sack_compression: None,
             ns2_agent: None,
         };
         match self {
@@ -249,12 +255,14 @@ impl Stack {
             Stack::Linux2613 | Stack::Linux2622 => linux_old(Growth::PerAck),
             // PRR-SSRB on every ACK below ssthresh (tcp_cwnd_reduction, 3.16.0).
             Stack::Linux316 => Profile { reduction: Reduction::PrrSsrb, ..linux_new(Growth::PerAckAvoidance) },
-            // RACK-TLP: Linux's only loss detection from 4.18 (tcp::rack).
+            // RACK-TLP: Linux's only loss detection from 4.18 (tcp::rack);
+            // SACK compression from 4.20.
             Stack::Linux66 => Profile {
                 loss_detection: LossDetection::Rack,
                 undo: UndoRule::Linux66,
                 tcp_pacing: true,
                 tsq: Some(Tsq { limit_output_bytes: TSQ_LIMIT_66, skb_overhead: 896 }),
+                sack_compression: Some(SackCompression::LINUX),
                 ..linux_new(Growth::PerPacket)
             },
             Stack::Ns2 => Profile {
@@ -274,6 +282,7 @@ impl Stack {
                 rtt_sampling: RttSampling::Current,
                 tcp_pacing: false,
                 tsq: None,
+                sack_compression: None,
                 ns2_agent: None,
             },
             // The sink is ns-2's TCPSink/Sack1/DelAck: no quick-ACK start, no

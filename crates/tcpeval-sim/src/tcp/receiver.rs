@@ -5,16 +5,42 @@
 //! With ECN negotiated, the echo of CE marks (tcp::ecn::EcnReceiver).
 //! With D-SACK on (RFC 2883; Linux `tcp_dsack` = 1, the default since 2.4),
 //! the ACK of a duplicate segment reports it in a first, D-SACK block.
+//! With SACK compression (Linux 4.20 on, `SackCompression`), out-of-order
+//! data past the third duplicate ACK for one rcv_nxt is ACKed at most once a
+//! millisecond or every 44 segments.
 
 use super::ecn::{EcnMode, EcnReceiver};
+use super::scoreboard::DUP_THRESH;
 use crate::net::{Packet, SegRange, MAX_SACK_BLOCKS};
-use crate::time::Time;
+use crate::time::{Time, MS};
 use std::collections::VecDeque;
 
 /// Linux TCP_MAX_QUICKACKS: segments ACKed at once at connection start.
 pub const QUICKACKS: u32 = 16;
 /// Marker for "no timestamp to echo".
 pub const NO_TS: Time = Time::MAX;
+/// Linux TCP_NUM_SACKS: the SACK blocks a receiver keeps (three fit in an
+/// ACK with timestamps, `MAX_SACK_BLOCKS`).
+const KEPT_SACK_BLOCKS: usize = 4;
+
+/// Linux's SACK compression (net/ipv4/tcp_input.c `__tcp_ack_snd_check`,
+/// 4.20 "tcp: add SACK compression"; 5.11 "tcp: defer SACK compression after
+/// DupThresh" and its `dup_ack_counter`; read at 6.6): while out-of-order
+/// data is held, the first three ACKs for one rcv_nxt go at once and later
+/// ones wait, up to `max_held` of them, for a timer of min(`max_delay`, RTT /
+/// 20) that sends one ACK for all; any ACK sent ends the wait. Defaults are
+/// the sysctls `tcp_comp_sack_nr` = 44 and `tcp_comp_sack_delay_ns` = 1 ms
+/// (Documentation/networking/ip-sysctl.rst); the timer's 100 us slack
+/// (`tcp_comp_sack_slack_ns`) is left out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SackCompression {
+    pub max_delay: Time,
+    pub max_held: u32,
+}
+
+impl SackCompression {
+    pub const LINUX: SackCompression = SackCompression { max_delay: MS, max_held: 44 };
+}
 
 pub struct ReceiverConfig {
     pub flow: u32,
@@ -55,8 +81,21 @@ pub struct Receiver {
     pub acks_sent: u64,
     ecn: EcnReceiver,
     /// An ACK `on_data` sent before the one it returns (DCTCP's echo sends
-    /// the held delayed ACK first on a change of CE state): send it first.
+    /// the held delayed ACK first on a change of CE state; SACK compression
+    /// its held ACK before a new block pushes the oldest out): send it first.
     pub echo_ack: Option<Packet>,
+    /// SACK compression, if the stack has it (None: every out-of-order
+    /// segment is ACKed at once), and its timer's delay for this flow.
+    compression: Option<SackCompression>,
+    compression_delay: Time,
+    /// ACKs held by it (Linux `compressed_ack`); their timer is
+    /// `delack_deadline`, which no delayed ACK uses meanwhile (one is held
+    /// only while no out-of-order data is).
+    held: u32,
+    /// Immediate duplicate ACKs sent for `dup_rcv_nxt` (Linux
+    /// `dup_ack_counter`, `compressed_ack_rcv_nxt`).
+    dup_acks: u32,
+    dup_rcv_nxt: u64,
 }
 
 impl Receiver {
@@ -79,7 +118,24 @@ impl Receiver {
             acks_sent: 0,
             ecn: EcnReceiver::default(),
             echo_ack: None,
+            compression: None,
+            compression_delay: 0,
+            held: 0,
+            dup_acks: 0,
+            dup_rcv_nxt: 0,
         }
+    }
+
+    /// Compress SACKs as the stack does (crate::stack::Profile), with the
+    /// flow's base RTT for the timer (Linux takes the lower of the receiver's
+    /// RTT estimate and its srtt, both near it on an idle path). Only for a
+    /// flow with SACK (Linux: `tcp_is_sack`).
+    pub fn with_sack_compression(mut self, rule: Option<SackCompression>, rtt: Time) -> Self {
+        self.compression = rule;
+        if let Some(r) = rule {
+            self.compression_delay = r.max_delay.min(rtt / 20);
+        }
+        self
     }
 
     /// A connection that negotiated ECN (tcp::ecn), or not.
@@ -140,10 +196,19 @@ impl Receiver {
             ack_now |= self.check_ce(p, now);
         }
         if p.seq > self.rcv_nxt {
+            let flushed = self.flush_before_new_block(p.seq, now);
             let range = self.insert_ooo(p.seq);
             self.note_recent(range);
-            return Some(self.make_ack(now));
+            let own = self.ack_out_of_order(now, ack_now);
+            return match (flushed, own) {
+                (Some(first), Some(own)) => {
+                    self.echo_ack = Some(first);
+                    Some(own)
+                }
+                (first, own) => first.or(own),
+            };
         }
+        let prior = self.last_ack_sent;
         self.advance_to(p.seq + 1);
         let filled_hole = !self.ooo.is_empty();
         if let Some(&(start, end)) = self.ooo.front() {
@@ -154,6 +219,12 @@ impl Receiver {
         }
         self.forget_acked_blocks();
         self.unacked += 1;
+        if self.compression.is_some() && !self.ooo.is_empty() && self.rcv_nxt - prior == 1 {
+            // Linux: one segment past the last ACK with a hole left is no
+            // "more than one full frame"; the compression path sends it at
+            // once as the first duplicate ACK for the new rcv_nxt.
+            (self.dup_rcv_nxt, self.dup_acks) = (self.rcv_nxt, 1);
+        }
         if ack_now || filled_hole || !self.cfg.delayed_ack || self.unacked >= 2 || self.quickacks > 0 {
             self.quickacks = self.quickacks.saturating_sub(1);
             return Some(self.make_ack(now));
@@ -179,15 +250,54 @@ impl Receiver {
         step.ack_now
     }
 
-    /// The delayed-ACK timer fired.
+    /// The delayed-ACK timer fired, or SACK compression's (Linux
+    /// `tcp_compressed_ack_kick`).
     pub fn on_delack_timer(&mut self, now: Time) -> Option<Packet> {
         match self.delack_deadline {
             Some(t) if t <= now => {
                 self.delack_deadline = None;
-                (self.unacked > 0).then(|| self.make_ack(now))
+                (self.unacked > 0 || self.held > 0).then(|| self.make_ack(now))
             }
             _ => None,
         }
+    }
+
+    /// The ACK for an out-of-order segment (Linux `__tcp_ack_snd_check` with
+    /// data held out of order): at once without SACK compression, in quick-ACK
+    /// mode or when the ECN echo asks for it; else compressed (see
+    /// `SackCompression`).
+    fn ack_out_of_order(&mut self, now: Time, ack_now: bool) -> Option<Packet> {
+        let Some(rule) = self.compression else {
+            return Some(self.make_ack(now));
+        };
+        if ack_now || self.quickacks > 0 || self.held >= rule.max_held {
+            self.quickacks = self.quickacks.saturating_sub(1);
+            return Some(self.make_ack(now));
+        }
+        if self.dup_rcv_nxt != self.rcv_nxt {
+            (self.dup_rcv_nxt, self.dup_acks) = (self.rcv_nxt, 0);
+        }
+        if (self.dup_acks as u64) < DUP_THRESH {
+            self.dup_acks += 1;
+            return Some(self.make_ack(now));
+        }
+        self.held += 1;
+        if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + self.compression_delay);
+        }
+        None
+    }
+
+    /// Linux `tcp_sack_new_ofo_skb` (`tcp_sack_compress_send_ack`): a segment
+    /// that starts a new block when four are kept pushes the oldest out, so
+    /// an ACK held by compression goes first, reporting the blocks as they
+    /// were.
+    fn flush_before_new_block(&mut self, seq: u64, now: Time) -> Option<Packet> {
+        if self.held == 0 || self.ooo.len() < KEPT_SACK_BLOCKS {
+            return None;
+        }
+        let touches = self.ooo.iter().any(|r| r.1 == seq || r.0 == seq + 1);
+        (!touches).then(|| self.make_ack(now))
     }
 
     fn in_ooo(&self, seq: u64) -> bool {
@@ -263,6 +373,7 @@ impl Receiver {
     /// Build an ACK: cumulative point and the SACK blocks, most recent first.
     fn make_ack(&mut self, now: Time) -> Packet {
         self.unacked = 0;
+        self.held = 0;
         self.delack_deadline = None;
         self.last_ack_sent = self.rcv_nxt;
         self.acks_sent += 1;
@@ -334,6 +445,63 @@ mod tests {
         assert_eq!(a.ts_ecr, 1); // out-of-order data does not update TS.Recent
         let a = r.on_data(&seg(1, 4), 4).unwrap(); // fills the hole
         assert_eq!((a.ack, a.sack_blocks(), a.ts_ecr), (3, &[(4, 5)][..], 4));
+    }
+
+    /// A Linux 6.6 receiver (SACK compression, 1 ms at a 100 ms RTT) past
+    /// its quick-ACK start, holding segment 0 in order and a hole at 1.
+    fn compressing() -> Receiver {
+        let mut r = Receiver::new(ReceiverConfig { total_bytes: None, ..rx(true).cfg })
+            .with_sack_compression(Some(SackCompression::LINUX), 100 * MS);
+        r.quickacks = 0;
+        r.on_data(&seg(0, 0), 0);
+        r
+    }
+
+    #[test]
+    fn sack_compression_holds_acks_past_the_third_duplicate() {
+        let mut r = compressing();
+        let mut sent = vec![];
+        for s in 2..10 {
+            sent.push(r.on_data(&seg(s, s), s).is_some());
+        }
+        assert_eq!(sent, [true, true, true, false, false, false, false, false]);
+        assert_eq!(r.delack_deadline, Some(5 + MS), "the timer runs from the first held ACK");
+        let a = r.on_delack_timer(5 + MS).unwrap();
+        assert_eq!((a.ack, a.sack_blocks()), (1, &[(2, 10)][..]));
+        // The hole filled: at once, and the next hole's first three again.
+        assert!(r.on_data(&seg(1, 2 * MS), 2 * MS).is_some());
+        let sent: Vec<bool> = (11..16).map(|s| r.on_data(&seg(s, s), 3 * MS + s).is_some()).collect();
+        assert_eq!(sent, [true, true, true, false, false]);
+    }
+
+    #[test]
+    fn the_forty_fifth_held_ack_goes_at_once() {
+        let mut r = compressing();
+        let acks: Vec<u64> = (2..60).filter(|&s| r.on_data(&seg(s, s), s).is_some()).collect();
+        // Three duplicates, 44 held, the next sent; then 44 held again.
+        assert_eq!(acks, [2, 3, 4, 49]);
+    }
+
+    #[test]
+    fn a_fifth_block_sends_the_held_ack_first() {
+        let mut r = compressing();
+        for s in [2, 3, 4, 5, 7, 9, 11] {
+            r.on_data(&seg(s, s), s);
+        }
+        assert_eq!((r.held, r.ooo.len()), (4, 4));
+        let a = r.on_data(&seg(13, 13), 13).expect("the held ACK");
+        assert_eq!(a.sack_blocks(), &[(11, 12), (9, 10), (7, 8)][..], "the blocks before 13");
+        assert_eq!(r.held, 1, "13 itself waits");
+        // Extending a block sends nothing.
+        assert!(r.on_data(&seg(14, 14), 14).is_none());
+    }
+
+    #[test]
+    fn without_compression_every_out_of_order_segment_is_acked() {
+        let mut r = rx(true);
+        r.quickacks = 0;
+        r.on_data(&seg(0, 0), 0);
+        assert!((2..60).all(|s| r.on_data(&seg(s, s), s).is_some()));
     }
 
     #[test]
