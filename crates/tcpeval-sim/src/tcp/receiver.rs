@@ -85,9 +85,8 @@ pub struct Receiver {
     /// its held ACK before a new block pushes the oldest out): send it first.
     pub echo_ack: Option<Packet>,
     /// SACK compression, if the stack has it (None: every out-of-order
-    /// segment is ACKed at once), and its timer's delay for this flow.
+    /// segment is ACKed at once), its `max_delay` this flow's timer.
     compression: Option<SackCompression>,
-    compression_delay: Time,
     /// ACKs held by it (Linux `compressed_ack`); their timer is
     /// `delack_deadline`, which no delayed ACK uses meanwhile (one is held
     /// only while no out-of-order data is).
@@ -119,7 +118,6 @@ impl Receiver {
             ecn: EcnReceiver::default(),
             echo_ack: None,
             compression: None,
-            compression_delay: 0,
             held: 0,
             dup_acks: 0,
             dup_rcv_nxt: 0,
@@ -131,10 +129,7 @@ impl Receiver {
     /// RTT estimate and its srtt, both near it on an idle path). Only for a
     /// flow with SACK (Linux: `tcp_is_sack`).
     pub fn with_sack_compression(mut self, rule: Option<SackCompression>, rtt: Time) -> Self {
-        self.compression = rule;
-        if let Some(r) = rule {
-            self.compression_delay = r.max_delay.min(rtt / 20);
-        }
+        self.compression = rule.map(|r| SackCompression { max_delay: r.max_delay.min(rtt / 20), ..r });
         self
     }
 
@@ -196,8 +191,9 @@ impl Receiver {
             ack_now |= self.check_ce(p, now);
         }
         if p.seq > self.rcv_nxt {
-            let flushed = self.flush_before_new_block(p.seq, now);
+            let ranges_before = self.ooo.len();
             let range = self.insert_ooo(p.seq);
+            let flushed = self.flush_before_new_block(range, ranges_before, now);
             self.note_recent(range);
             let own = self.ack_out_of_order(now, ack_now);
             return match (flushed, own) {
@@ -283,21 +279,19 @@ impl Receiver {
         }
         self.held += 1;
         if self.delack_deadline.is_none() {
-            self.delack_deadline = Some(now + self.compression_delay);
+            self.delack_deadline = Some(now + rule.max_delay);
         }
         None
     }
 
     /// Linux `tcp_sack_new_ofo_skb` (`tcp_sack_compress_send_ack`): a segment
-    /// that starts a new block when four are kept pushes the oldest out, so
-    /// an ACK held by compression goes first, reporting the blocks as they
-    /// were.
-    fn flush_before_new_block(&mut self, seq: u64, now: Time) -> Option<Packet> {
-        if self.held == 0 || self.ooo.len() < KEPT_SACK_BLOCKS {
-            return None;
-        }
-        let touches = self.ooo.iter().any(|r| r.1 == seq || r.0 == seq + 1);
-        (!touches).then(|| self.make_ack(now))
+    /// that starts a new block (`range`, just inserted, is that segment
+    /// alone) when four are kept pushes the oldest out, so an ACK held by
+    /// compression goes first, reporting the blocks as they were (called
+    /// before `note_recent`).
+    fn flush_before_new_block(&mut self, range: SegRange, ranges_before: usize, now: Time) -> Option<Packet> {
+        let new_block = range.1 - range.0 == 1;
+        (self.held > 0 && ranges_before >= KEPT_SACK_BLOCKS && new_block).then(|| self.make_ack(now))
     }
 
     fn in_ooo(&self, seq: u64) -> bool {
