@@ -14,6 +14,7 @@ use crate::tcp::ns2_agent::Ns2AgentKind;
 use crate::tcp::recovery::Reduction;
 use crate::tcp::rtt::RttSampling;
 use crate::tcp::receiver::SackCompression;
+use crate::tcp::tso::{AckWait, TsoDefer};
 use crate::tcp::tsq::Tsq;
 use crate::tcp::sender::CwndTest;
 use crate::tcp::undo::UndoRule;
@@ -123,6 +124,9 @@ pub struct Profile {
     /// The receiver's SACK compression (tcp::receiver::SackCompression;
     /// Linux 4.20 on), None before and in ns-2.
     pub sack_compression: Option<SackCompression>,
+    /// TSO autosizing and deferral (tcp::tso): the sender hands down bursts
+    /// of one skb, GSO or not. Modelled at 6.6 (None before and in ns-2).
+    pub tso: Option<TsoDefer>,
     /// The sender is one of ns-2's own agents (tcp::ns2_agent), set by
     /// `build` for the algorithms ns-2 has as agents of their own (Vegas,
     /// Tahoe) at the ns2 stack.
@@ -215,6 +219,7 @@ impl Stack {
             tcp_pacing: false,
             tsq: None,
             sack_compression: None,
+            tso: None,
             ns2_agent: None,
         };
         let linux_new = |growth| Profile {
@@ -241,6 +246,7 @@ impl Stack {
             tcp_pacing: false,
             tsq: Some(Tsq { limit_output_bytes: TSQ_LIMIT_316, skb_overhead: 1280 }),
             sack_compression: None,
+            tso: None,
             ns2_agent: None,
         };
         match self {
@@ -263,6 +269,7 @@ impl Stack {
                 tcp_pacing: true,
                 tsq: Some(Tsq { limit_output_bytes: TSQ_LIMIT_66, skb_overhead: 896 }),
                 sack_compression: Some(SackCompression::LINUX),
+                tso: Some(TsoDefer { ack_wait: AckWait::HalfSrttOrOneMs }),
                 ..linux_new(Growth::PerPacket)
             },
             Stack::Ns2 => Profile {
@@ -283,6 +290,7 @@ impl Stack {
                 tcp_pacing: false,
                 tsq: None,
                 sack_compression: None,
+                tso: None,
                 ns2_agent: None,
             },
             // The sink is ns-2's TCPSink/Sack1/DelAck: no quick-ACK start, no
@@ -609,8 +617,10 @@ mod tests {
 
     /// TCP Small Queues from 3.6 with that kernel's `tcp_limit_output_bytes`
     /// (128 KB at 3.16, 1 MB at 6.6), none before and none in ns-2; a
-    /// linux-6.6 sender hands its initial window down three segments at a
-    /// time and one more each time the interface finishes one.
+    /// linux-6.6 sender hands its initial window down as skbs of two
+    /// segments (tcp::tso), three of them (the third fits under twice an
+    /// skb's truesize), and another skb each time the interface has
+    /// finished one.
     #[test]
     fn small_queues_by_stack() {
         let caps: Vec<Option<u64>> = STACKS.iter().map(|s| s.profile().tsq.map(|t| t.limit_output_bytes)).collect();
@@ -618,10 +628,13 @@ mod tests {
         let mut new = sender(Stack::Linux66).with_small_queues(Stack::Linux66.profile().tsq).with_handshake_rtt(100 * MS);
         let mut out = Vec::new();
         new.start(0, &mut out);
-        assert_eq!((out.len(), new.nic_blocked), (3, true));
-        new.nic_queued = 2; // the interface finished one
+        assert_eq!((out.len(), new.nic_blocked), (6, true));
+        new.nic_queued = 5; // one segment of the first skb left
         new.on_nic_drained(12_000, &mut out);
-        assert_eq!((out.len(), out[3].ts_val), (4, 12_000));
+        assert_eq!(out.len(), 6);
+        new.nic_queued = 4; // the first skb left
+        new.on_nic_drained(24_000, &mut out);
+        assert_eq!((out.len(), out[6].ts_val, out[7].ts_val), (8, 24_000, 24_000));
         let mut old = sender(Stack::Linux2622).with_small_queues(Stack::Linux2622.profile().tsq);
         old.start(0, &mut out);
         assert!(!old.nic_blocked && !old.small_queues());

@@ -68,6 +68,8 @@ fn probe_rtt_dips(r: &SimResult, flow: u32) -> Vec<f64> {
 /// Paced from 1 ms instead, the second flow's first RTT was 0.12 ms high, a
 /// lower sample in DRAIN renewed its filter, and it entered PROBE_RTT 0.28 s
 /// after the first, which by then had taken the link (a 68.6/27.6 Mbit/s split).
+/// "Together" is within three RTTs: the kernel's were up to 0.04 s apart,
+/// the engine's, with Linux 6.6's skb-sized bursts (tcp::tso), 0-0.05 s.
 #[test]
 fn two_flows_started_together_probe_rtt_together() {
     for offset_us in [0, 150, 300] {
@@ -77,7 +79,7 @@ fn two_flows_started_together_probe_rtt_together() {
         let r = run_checked(cfg);
         let (a, b) = (probe_rtt_dips(&r, 0), probe_rtt_dips(&r, 1));
         assert!(!a.is_empty() && !b.is_empty(), "offset {offset_us} us: dips {a:?} {b:?}");
-        assert!((a[0] - b[0]).abs() <= 0.03, "offset {offset_us} us: first PROBE_RTT at {a:?} and {b:?}");
+        assert!((a[0] - b[0]).abs() <= 0.06, "offset {offset_us} us: first PROBE_RTT at {a:?} and {b:?}");
     }
 }
 

@@ -10,9 +10,15 @@ fn fast(alpha: f64, rtt_ms: u64, start_s: f64) -> FlowConfig {
     f
 }
 
+/// Measured on a stack that sends segment by segment (linux-3.16: 4.5
+/// packets). Linux 6.6 hands down 9-segment skbs here (tcp::tso); Vegas still
+/// holds alpha to beta at the head of each burst, but the time-averaged
+/// queue adds the bursts' own (7.2 packets).
 #[test]
 fn vegas_alone_keeps_alpha_to_beta_packets_queued() {
-    let r = run_checked(dumbbell(100e6, 50, 1.0, 60, vec![flow("vegas", 50, 0.0)]));
+    let mut f = flow("vegas", 50, 0.0);
+    f.stack = "linux-3.16".into();
+    let r = run_checked(dumbbell(100e6, 50, 1.0, 60, vec![f]));
     let q = mean_queue(&r, 20.0);
     assert!((1.0..=6.0).contains(&q), "Vegas queue {q} (alpha 2, beta 4)");
     let u = utilization(&r, 100e6, 20.0, 60.0);

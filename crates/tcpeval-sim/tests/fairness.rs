@@ -57,11 +57,13 @@ fn cubic_fills_a_one_gigabit_path() {
 }
 
 /// Relative gap |x1 - x2| / (x1 + x2) of two Reno flows started 1 ms apart on a
-/// loss-free 100 Mbit/s, 2 ms DropTail path (1-BDP buffer), over 10-60 s.
+/// loss-free 100 Mbit/s, 2 ms DropTail path (1-BDP buffer), over 10-60 s, on
+/// ns-2's stack, where Floyd and Jacobson saw the effect and whose
+/// `overhead_` the send overhead is.
 fn reno_pair_gap(send_overhead_ns: u64, seed: u64) -> f64 {
     let flows: Vec<FlowConfig> = [0.0, 0.001]
         .iter()
-        .map(|&start| FlowConfig { send_overhead_ns, ..flow("reno", 2, start) })
+        .map(|&start| FlowConfig { send_overhead_ns, stack: "ns2".into(), ..flow("reno", 2, start) })
         .collect();
     let mut cfg = dumbbell(1e8, 2, 1.0, 60, flows);
     cfg.seed = seed;
@@ -74,15 +76,18 @@ fn reno_pair_gap(send_overhead_ns: u64, seed: u64) -> f64 {
 /// Without anything random, the two flows lock into the phase of their first
 /// losses at the DropTail buffer and keep an uneven split for the whole run
 /// (Floyd and Jacobson 1992, "On Traffic Phase Effects in Packet-Switched
-/// Gateways"): a 3.2% gap here. A send overhead of up to half a bottleneck
+/// Gateways"): a 12.8% gap here. A send overhead of up to half a bottleneck
 /// packet time (60 us of 120 us) breaks the lock, as ns-2's TCP `overhead_`
-/// does. Measured over seeds 1-30: gaps of 0.03-1.8%, median 0.5%.
+/// does: over seeds 1-10 the median gap is 0.7% (two seeds drift to 4-5%
+/// over the 50 s). (Linux stacks lock less or not at all on this path: 2.7%
+/// at 2.6.22, none at 3.16, 0.75% at 6.6, whose skb-sized bursts, tcp::tso,
+/// break the ACK clock's phase by themselves.)
 #[test]
 fn send_overhead_breaks_the_phase_locked_split_of_two_reno_flows() {
     let locked = reno_pair_gap(0, 1);
-    assert!(locked > 0.02, "precondition: this path phase-locks without overhead ({locked:.4})");
-    let gaps: Vec<f64> = (1..=3).map(|seed| reno_pair_gap(60_000, seed)).collect();
-    assert!(gaps.iter().all(|&g| g < 0.015), "gaps {gaps:?} with the overhead (locked: {locked:.4})");
-    let mean = gaps.iter().sum::<f64>() / 3.0;
-    assert!(mean < locked / 3.0, "mean gap {mean:.4} against {locked:.4} locked");
+    assert!(locked > 0.05, "precondition: this path phase-locks without overhead ({locked:.4})");
+    let mut gaps: Vec<f64> = (1..=10).map(|seed| reno_pair_gap(60_000, seed)).collect();
+    gaps.sort_by(f64::total_cmp);
+    let median = (gaps[4] + gaps[5]) / 2.0;
+    assert!(median < 0.015 && median < locked / 5.0, "median gap {median:.4} with the overhead, {locked:.4} locked; gaps {gaps:?}");
 }

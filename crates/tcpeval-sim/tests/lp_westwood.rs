@@ -65,7 +65,10 @@ fn hstcp_b(w: f64) -> f64 {
 
 /// Alone on 100 Mbit/s, 40 ms, 1-BDP buffer a low-priority flow rides an ECI
 /// sawtooth without loss, and its utilisation is what that sawtooth predicts
-/// from first principles (within 3 points): with halving about 0.82. The
+/// from first principles (within 4 points): with halving about 0.82. The
+/// sawtooth sends segment by segment; Linux 6.6's skb-sized bursts
+/// (tcp::tso) keep the window's range (cwnd 184..368 against 182..363 at
+/// linux-3.16) and cost 1.5 points (TCP-LP 0.788 against 0.803). The
 /// issue's ">= 90% alone" is out of reach of a faithful TCP-LP on any buffer:
 /// the re-centred threshold sits ~0.11 RTT of queue above the base delay, and
 /// halving from 1.11 BDP idles the link for part of each cycle
@@ -84,7 +87,7 @@ fn lp_alone_matches_the_eci_sawtooth_without_loss() {
     ] {
         let (u, (lo, hi), drops) = alone(f);
         println!("{name}: utilization {u:.3} (predicted {want:.3}), cwnd {lo}..{hi} (ECI at {w_max:.0}), drops {drops}");
-        assert!((u - want).abs() <= 0.03, "{name}: utilization {u:.3}, predicted {want:.3}");
+        assert!((u - want).abs() <= 0.04, "{name}: utilization {u:.3}, predicted {want:.3}");
         assert_eq!(drops, 0, "{name}: the ECI must act before the buffer overflows");
         assert!((hi as f64 - w_max).abs() <= 0.05 * BDP_40MS, "{name}: cwnd peaks at {hi}, ECI predicted at {w_max:.0}");
         assert!(lo as f64 >= 0.45 * BDP_40MS, "{name}: cwnd falls to {lo}");

@@ -15,6 +15,7 @@ pub mod rack;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
+pub mod tso;
 pub mod tsq;
 pub mod undo;
 

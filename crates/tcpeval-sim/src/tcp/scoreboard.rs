@@ -113,6 +113,11 @@ impl Scoreboard {
         (self.packets_out() + self.retrans_out as u64).saturating_sub(self.sacked_out as u64 + self.lost_out as u64)
     }
 
+    /// When the oldest unacknowledged segment was last sent, if any is.
+    pub fn head_sent(&self) -> Option<Time> {
+        self.segs.front().filter(|_| self.packets_out() > 0).map(|h| h.tx_time)
+    }
+
     pub(super) fn seg(&mut self, seq: u64) -> &mut Seg {
         &mut self.segs[(seq - self.snd_una) as usize]
     }

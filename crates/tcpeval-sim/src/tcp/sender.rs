@@ -17,6 +17,7 @@ use super::rack::{early_retransmit_due, er_delay, ErContext, FackRule, LossDetec
 use super::rate::{RateState, RateTrack};
 use super::recovery::{AckInfo, Recovery};
 use super::scoreboard::{Scoreboard, Seg, EVER_RETRANS, INITIAL_SCOREBOARD};
+use super::tso::{SendPoint, TsoDefer};
 use super::tsq::{SmallQueues, Tsq};
 use crate::cc::{pacing_bytes_per_ns_at, AckSample, CaEvent, CaState, Cc, CcState, CongestionOps, RateSample};
 use crate::net::{Packet, SegRange};
@@ -119,8 +120,10 @@ struct WindowUse {
 impl WindowUse {
     /// After a send: track the most packets out in this window and whether
     /// the window was full.
-    fn note(&mut self, board: &Scoreboard, cwnd: u32) {
-        let full = board.in_flight() >= cwnd as u64;
+    /// `deferred`: TSO deferral held data back for want of window, which
+    /// counts as a full window (`tcp_tso_should_defer`'s `is_cwnd_limited`).
+    fn note(&mut self, board: &Scoreboard, cwnd: u32, deferred: bool) {
+        let full = deferred || board.in_flight() >= cwnd as u64;
         if board.snd_una >= self.window_seq || board.packets_out() > self.max_packets_out {
             self.max_packets_out = board.packets_out();
             self.window_seq = board.snd_nxt;
@@ -175,6 +178,8 @@ pub struct Sender {
     pub nic_blocked: bool,
     /// TCP Small Queues (tcp::tsq), in the stacks that have it.
     tsq: Option<SmallQueues>,
+    /// TSO sizing and deferral (tcp::tso), in the stacks that have it.
+    tso: Option<TsoDefer>,
     /// This flow's packets in its host's interface (queued or being
     /// serialised), set by the simulation before each call when it tracks
     /// them, and counted up as the sender emits.
@@ -240,6 +245,7 @@ impl Sender {
             nic_room: None,
             nic_blocked: false,
             tsq: None,
+            tso: None,
             nic_queued: 0,
             counters: SenderCounters::default(),
             completed: None,
@@ -277,6 +283,7 @@ impl Sender {
         self.window.test = profile.cwnd_test;
         self.rtt_sampling = profile.rtt_sampling;
         self.tcp_pacing = profile.tcp_pacing;
+        self.tso = profile.tso;
         let sender = self.with_loss_detection(profile.loss_detection, profile.fack);
         match profile.ns2_agent {
             Some(kind) => sender.with_ns2_agent(kind),
@@ -702,15 +709,30 @@ impl Sender {
         let (prior_out, prior_nxt, sent_before) = (self.packets_out(), self.snd_nxt(), self.counters.segments_sent);
         self.recovery.clamp_pipe(self.in_flight());
         let new_only = self.recovery.take_new_data_only();
-        let small_queues = self.small_queue_limits();
-        while self.window_open() && !self.pacing_wait(now) {
+        let tsq_term = self.small_queue_term();
+        // Segments left in the skb being sent (tcp::tso); 0: the next new
+        // segment starts an skb, which may be deferred.
+        let (mut skb_left, mut deferred) = (0, false);
+        // A paced skb leaves whole: the pacing check is per skb
+        // (`tcp_pacing_check` in `tcp_write_xmit`), its segments' gaps add up.
+        while self.window_open() && (skb_left > 0 || !self.pacing_wait(now)) {
             if self.nic_room == Some(0) {
                 self.nic_blocked = true;
                 self.local_congestion();
                 break;
             }
             let lost = if new_only { None } else { self.board.next_lost() };
-            if self.held_by_small_queues(small_queues, lost.is_some()) {
+            let new_skb = lost.is_none() && skb_left == 0 && self.may_send_new();
+            if new_skb {
+                match self.next_skb(now) {
+                    Ok(segs) => skb_left = segs,
+                    Err(cwnd_limited) => {
+                        deferred = cwnd_limited;
+                        break;
+                    }
+                }
+            }
+            if (new_skb || lost.is_some()) && self.held_by_small_queues(tsq_term, lost.is_some(), skb_left) {
                 self.nic_blocked = true;
                 break;
             }
@@ -720,13 +742,14 @@ impl Sender {
             if let Some(seq) = lost {
                 self.retransmit(seq, now, out);
             } else if self.may_send_new() {
+                skb_left -= 1;
                 self.send_new(now, out);
             } else {
                 self.rate.mark_app_limited(self.s.delivered, self.in_flight());
                 break;
             }
         }
-        self.window.note(&self.board, self.s.cwnd);
+        self.window.note(&self.board, self.s.cwnd, deferred);
         if self.tlp.is_some() {
             let retransmitted = self.counters.segments_sent - sent_before > self.snd_nxt() - prior_nxt;
             self.arm_after_send(prior_out, self.snd_nxt() > prior_nxt, retransmitted, now);
@@ -735,30 +758,68 @@ impl Sender {
         }
     }
 
-    /// TCP Small Queues' limits for this send (tcp::tsq), in segments the
-    /// interface may hold for one more to go (new data, retransmission). The
-    /// rate is the flow's pacing rate, or for one that does not pace Linux's
-    /// `sk_pacing_rate` all the same (`tcp_update_pacing_rate`), from the
-    /// handshake's RTT before the first sample. Computed once a send: the
-    /// rate moves only on ACKs.
-    fn small_queue_limits(&self) -> Option<(u32, u32)> {
+    /// TCP Small Queues' rate term for this send (tcp::tsq), computed once a
+    /// send: the rate moves only on ACKs.
+    fn small_queue_term(&self) -> Option<u64> {
         let q = self.tsq?;
-        let paced = self.s.pacing_rate > 0.0;
-        let rate = if paced {
-            self.s.pacing_rate
-        } else {
-            pacing_bytes_per_ns_at(&self.s, self.packets_out() as u32, self.s.srtt_or_handshake()) * 1e9
-        };
-        Some(q.most_queued(self.cfg.mss, rate, paced))
+        Some(q.rate_term(self.sk_pacing_rate(), self.s.pacing_rate > 0.0))
     }
 
-    /// TCP Small Queues hold the next segment: enough of the flow's are in the
-    /// interface and something sent is unacknowledged.
-    fn held_by_small_queues(&self, limits: Option<(u32, u32)>, retransmit: bool) -> bool {
-        limits.is_some_and(|(new, rtx)| {
-            let most = if retransmit { rtx } else { new };
-            self.nic_queued > most && self.packets_out() > 0
-        })
+    /// Linux's `sk_pacing_rate` in bytes per second: the flow's pacing rate,
+    /// or for one that does not pace `tcp_update_pacing_rate`'s all the same,
+    /// from the handshake's RTT before the first sample.
+    fn sk_pacing_rate(&self) -> f64 {
+        if self.s.pacing_rate > 0.0 {
+            return self.s.pacing_rate;
+        }
+        pacing_bytes_per_ns_at(&self.s, self.packets_out() as u32, self.s.srtt_or_handshake()) * 1e9
+    }
+
+    /// The skb `tcp_write_xmit` would send next (tcp::tso): how many new
+    /// segments go together, or, outside recovery, Err when Linux defers it
+    /// to wait for more ACKs (true: for want of window). Without the rule,
+    /// one segment an skb (no GSO).
+    fn next_skb(&self, now: Time) -> Result<u64, bool> {
+        let Some(rule) = self.tso else { return Ok(1) };
+        let p = self.send_point(now);
+        if !matches!(self.s.ca_state, CaState::Recovery | CaState::Loss) && rule.should_defer(&p) {
+            return Err(p.cwnd_limited_when_deferred());
+        }
+        Ok(p.max_segs.min(p.skb_len))
+    }
+
+    /// What `tcp_tso_should_defer` reads at this send (tcp::tso::SendPoint).
+    /// The write queue holds skbs of one GSO packet from the flow's start.
+    fn send_point(&self, now: Time) -> SendPoint {
+        let mss = self.cfg.mss;
+        let nxt = self.snd_nxt();
+        let goal = TsoDefer::size_goal(mss);
+        let end = (nxt / goal + 1) * goal;
+        let last = self.total_segs.unwrap_or(u64::MAX);
+        let min_rtt = [self.rtt.min_rtt, self.s.handshake_rtt].into_iter().find(|&r| r > 0).unwrap_or(Time::MAX);
+        let paced = self.s.pacing_rate > 0.0;
+        SendPoint {
+            now,
+            cwnd: self.s.cwnd as u64,
+            in_flight: self.in_flight(),
+            rwnd_left: self.cfg.max_window.saturating_sub(self.packets_out()),
+            rwnd: self.cfg.max_window,
+            skb_len: end.min(last) - nxt,
+            skb_is_tail: end >= last,
+            last_departure: if paced { self.pace_next.max(self.s.last_send_time) } else { self.s.last_send_time },
+            head_sent: self.board.head_sent(),
+            srtt: self.s.srtt_or_handshake(),
+            max_segs: TsoDefer::max_segs(self.sk_pacing_rate(), min_rtt, mss),
+        }
+    }
+
+    /// TCP Small Queues hold the next skb (`skb_segs` new segments, or one
+    /// retransmission): enough of the flow's are in the interface and
+    /// something sent is unacknowledged.
+    fn held_by_small_queues(&self, term: Option<u64>, retransmit: bool, skb_segs: u64) -> bool {
+        let (Some(q), Some(term)) = (self.tsq, term) else { return false };
+        let segs = if retransmit { 1 } else { skb_segs.min(u64::from(u32::MAX)) as u32 };
+        self.packets_out() > 0 && q.holds(self.nic_queued, segs, self.cfg.mss, term, retransmit)
     }
 
     /// Whether TCP Small Queues hold this sender: the simulation must then keep

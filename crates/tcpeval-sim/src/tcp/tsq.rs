@@ -41,21 +41,30 @@ pub struct SmallQueues {
 }
 
 impl SmallQueues {
-    /// The most of the flow's segments the interface may hold for TCP to
-    /// hand down one more, for new data and for a retransmission: Linux holds
-    /// a segment while sk_wmem_alloc > limit, limit = max(2 truesize, pacing
-    /// rate >> 10), the rate term capped by `tcp_limit_output_bytes` unless
-    /// the flow paces, doubled for a retransmission. `rate`: bytes per
-    /// second. (A segment goes whatever the queue when nothing sent is
-    /// unacknowledged: the caller's test.)
-    pub fn most_queued(&self, mss: u32, rate: f64, paced: bool) -> (u32, u32) {
-        let truesize = u64::from(mss) + self.rule.skb_overhead;
-        let mut term = rate as u64 >> PACING_SHIFT;
-        if !paced {
-            term = term.min(self.rule.limit_output_bytes);
+    /// The pacing term of the limit: a millisecond of `rate` (bytes per
+    /// second), capped by `tcp_limit_output_bytes` unless the flow paces.
+    pub fn rate_term(&self, rate: f64, paced: bool) -> u64 {
+        let term = rate as u64 >> PACING_SHIFT;
+        if paced {
+            term
+        } else {
+            term.min(self.rule.limit_output_bytes)
         }
-        let limit = (2 * truesize).max(term);
-        ((limit / truesize) as u32, (2 * limit / truesize) as u32)
+    }
+
+    /// Whether the interface holds too much for TCP to hand down an skb of
+    /// `skb_segs` segments: Linux holds it while sk_wmem_alloc > max(2
+    /// truesize of the skb, the rate term), the limit doubled for a
+    /// retransmission. `queued`: the flow's segments in the interface,
+    /// counted as skbs of the same size (one skb head each). (A segment goes
+    /// whatever the queue when nothing sent is unacknowledged: the caller's
+    /// test.)
+    pub fn holds(&self, queued: u32, skb_segs: u32, mss: u32, term: u64, retransmit: bool) -> bool {
+        let (mss, overhead) = (u64::from(mss), self.rule.skb_overhead);
+        let skbs = u64::from(queued).div_ceil(u64::from(skb_segs.max(1)));
+        let queued_bytes = u64::from(queued) * mss + skbs * overhead;
+        let limit = (2 * (u64::from(skb_segs) * mss + overhead)).max(term);
+        queued_bytes > limit << u32::from(retransmit)
     }
 }
 
@@ -71,20 +80,29 @@ mod tests {
     fn two_truesizes_let_a_third_segment_down_not_a_fourth() {
         // Two queued (2 truesizes, not above the limit): one more goes, so three
         // wait; a retransmission's limit is doubled.
-        assert_eq!(tsq().most_queued(1448, 0.0, false), (2, 4));
+        let q = tsq();
+        assert!(!q.holds(2, 1, 1448, 0, false) && q.holds(3, 1, 1448, 0, false));
+        assert!(!q.holds(4, 1, 1448, 0, true) && q.holds(5, 1, 1448, 0, true));
+    }
+
+    #[test]
+    fn an_skb_of_five_segments_counts_one_head() {
+        // 2 x (5 x 1448 + 896) = 16,272 bytes: two queued skbs (16,272) let a
+        // third down, three (24,408) do not.
+        let q = tsq();
+        assert!(!q.holds(10, 5, 1448, 0, false));
+        assert!(q.holds(11, 5, 1448, 0, false));
     }
 
     #[test]
     fn a_millisecond_of_the_rate_when_that_is_more_capped_unless_paced() {
         let q = tsq();
-        let truesize = 1448 + 896;
         // 120 Mbit/s: 15 MB/s >> 10 = 14,648 bytes, 6 truesizes.
-        let most = (15_000_000u64 >> 10) / truesize;
-        assert_eq!(q.most_queued(1448, 15e6, false), (most as u32, (2 * (15_000_000u64 >> 10) / truesize) as u32));
+        assert_eq!(q.rate_term(15e6, false), 14_648);
+        assert!(!q.holds(6, 1, 1448, 14_648, false) && q.holds(7, 1, 1448, 14_648, false));
         // 12 Gbit/s: the millisecond (1.46 MB) is capped at 1 MB for a flow
         // that does not pace, not for one that does.
-        let capped = ((1u64 << 20) / truesize) as u32;
-        assert_eq!(q.most_queued(1448, 1.5e9, false).0, capped);
-        assert!(q.most_queued(1448, 1.5e9, true).0 > capped);
+        assert_eq!(q.rate_term(1.5e9, false), 1 << 20);
+        assert_eq!(q.rate_term(1.5e9, true), 1_464_843);
     }
 }
