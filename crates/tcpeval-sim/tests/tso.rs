@@ -1,6 +1,7 @@
 //! Linux 6.6 hands its segments down in skb-sized bursts (tcp::tso), as the
 //! testbed's kernel does with TSO and GSO off on its interface
-//! (docs/testbed.md, "Bursts of one skb").
+//! (docs/testbed.md, "Two flows' overshoot traced"; docs/stacks.md, "Bursts
+//! of one skb").
 mod common;
 use common::*;
 use tcpeval_sim::capture::CaptureConfig;

@@ -4,15 +4,16 @@
 //! `tcp_tso_should_defer`, `tcp_write_xmit`).
 //!
 //! Since TCP builds GSO packets whatever the device ("tcp: switch to GSO
-//! being always on", 4.x), a sender whose interface has TSO and GSO off, as
-//! the testbed's veths, still hands down multi-segment skbs that the device
-//! splits in software and sends back to back. Measured on the testbed
-//! (docs/testbed.md, "Bursts of one skb"; net:net_dev_queue on the senders'
-//! eth0, two Reno flows, 50 ms, one BDP): 2-13 segments per skb near the end
-//! of slow start (mean 11.7), 4-5 in congestion avoidance (mean 4.1). At a
-//! full drop-tail queue such a burst loses its tail: losses come in runs,
-//! not one segment in two, which sets how the receiver's SACK blocks and
-//! compressed ACKs look and how two flows share the overshoot's losses.
+//! being always on", 0a6b2a1dc2a2, 4.17), a sender whose interface has TSO
+//! and GSO off, as the testbed's veths, still hands down multi-segment skbs
+//! that the device splits in software and sends back to back. Measured on the
+//! testbed (docs/testbed.md, "Two flows' overshoot traced"; net:net_dev_queue
+//! on the senders' eth0, two Reno flows, 50 ms, one BDP): 2-13 segments per
+//! skb near the end of slow start (mean 11.7), 4-5 in congestion avoidance
+//! (mean 4.1); one flow's are 9 (tests/tso.rs). At a full drop-tail queue
+//! such a burst loses its tail: losses come in runs, not one segment in two,
+//! which sets how the receiver's SACK blocks and compressed ACKs look and how
+//! two flows share the overshoot's losses.
 //!
 //! The engine sends segment by segment; this module decides where Linux
 //! would stop (defer) and how many segments one skb carries.
